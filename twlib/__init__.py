@@ -1,0 +1,14 @@
+"""twlib: learning Bayesian networks of bounded tree-width, and exact inference with them.
+
+>>> import twlib
+>>> ds = twlib.datasets.load_sklearn("iris")
+>>> ds.n_vars
+5
+"""
+from . import counting, data, datasets, graphs, information, io, network, scores
+from .data import Dataset
+from .network import BayesianNetwork
+
+__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs",
+           "information", "io", "network", "scores"]
+__version__ = "0.1.0"
