@@ -68,7 +68,7 @@ def conditional_mutual_information(data: Dataset, a, b, c=(), base: float = math
 
 
 @nb.njit(parallel=True, cache=True)
-def _mi_matrix_kernel(values_t, arities):
+def _mi_matrix_kernel(values_t, arities, pair_a, pair_b):
     n_vars, n = values_t.shape
     out = np.zeros((n_vars, n_vars))
     # entropies of single variables
@@ -82,15 +82,9 @@ def _mi_matrix_kernel(values_t, arities):
             if c[k] > 0:
                 s += c[k] * math.log(c[k])
         h1[v] = math.log(n) - s / n
-    n_pairs = n_vars * (n_vars - 1) // 2
-    for p in nb.prange(n_pairs):
-        # unrank pair p -> (a, b) with a < b
-        a = 0
-        rem = p
-        while rem >= n_vars - 1 - a:
-            rem -= n_vars - 1 - a
-            a += 1
-        b = a + 1 + rem
+    for p in nb.prange(pair_a.shape[0]):
+        a = pair_a[p]
+        b = pair_b[p]
         rb = arities[b]
         c = np.zeros(arities[a] * rb, dtype=np.int64)
         for i in range(n):
@@ -118,4 +112,6 @@ def mutual_information_matrix(data: Dataset, base: float = math.e) -> np.ndarray
     [[0.0, 1.0], [1.0, 0.0]]
     """
     values_t = np.ascontiguousarray(data.values.T)
-    return _mi_matrix_kernel(values_t, data.arities) / math.log(base)
+    pair_a, pair_b = np.triu_indices(data.n_vars, k=1)
+    return _mi_matrix_kernel(values_t, data.arities, pair_a.astype(np.int64),
+                             pair_b.astype(np.int64)) / math.log(base)
