@@ -1,10 +1,15 @@
 # The README's two commands: `make book` and `make test`.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
-export MPLBACKEND ?= Agg
+# The shared benchmark data, when it sits beside the checkout (CI sets TWLIB_DATA itself).
+ifeq ($(TWLIB_DATA),)
+ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
+export TWLIB_DATA := $(abspath ../shared/data)
+endif
+endif
 
 .PHONY: book test install clean
 
@@ -21,8 +26,7 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
-	$(BIN)/python -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 clean:
 	rm -rf _build .numba_cache

@@ -5,10 +5,10 @@
 >>> ds.n_vars
 5
 """
-from . import counting, data, datasets, graphs, information, io, network, scores
+from . import counting, data, datasets, graphs, information, io, learn, network, scores
 from .data import Dataset
 from .network import BayesianNetwork
 
 __all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs",
-           "information", "io", "network", "scores"]
+           "information", "io", "learn", "network", "scores"]
 __version__ = "0.1.0"

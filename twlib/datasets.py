@@ -273,7 +273,7 @@ def _read_frame(name: str) -> pd.DataFrame:
 
 
 def load_table(name: str, discretize: str | None = "median", bins: int = 4,
-               split: str = "train") -> Dataset:
+               split: str = "train", discretize_class: bool = False) -> Dataset:
     """A UCI or density-estimation table, ready to learn from.
 
     Parameters
@@ -283,8 +283,10 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
         density set (``"nltcs"``, ``"plants"``, ``"baudio"``, ...).
     discretize : {"median", "quantile", None}
         Default: every non-binary column is binarised at its median, the
-        preprocessing of Nie et al. (2016, Table 1).  The class column is never
-        discretised.
+        preprocessing of Nie et al. (2016, Table 1).
+    discretize_class : bool
+        Also discretise the class column (Nie et al. binarised every non-binary
+        variable); by default the class keeps its values.
     bins : int
         Bins for ``"quantile"``.
     split : {"train", "valid", "test"}
@@ -313,7 +315,7 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
     if missing == "drop_columns":
         df = df.loc[:, df.notna().all()]
         missing = "error"
-    features = [c for c in df.columns if c != spec.class_column]
+    features = [c for c in df.columns if discretize_class or c != spec.class_column]
     return Dataset.from_pandas(df, discretize=discretize, bins=bins, columns=features,
                                missing=missing, drop_constant=True)
 

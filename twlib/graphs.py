@@ -8,9 +8,10 @@ from __future__ import annotations
 import itertools
 
 import networkx as nx
+import numpy as np
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
-           "maximum_spanning_tree", "i_score"]
+           "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree"]
 
 
 def find_cycle(parents: dict):
@@ -88,3 +89,102 @@ def i_score(graph: nx.Graph, mi, names=None) -> float:
         i, j = (index[u], index[v]) if index else (u, v)
         total += float(mi[i][j])
     return total
+
+
+def orient_tree(tree: nx.Graph, root=None) -> dict:
+    """Parent map of a tree (or forest) with every edge directed away from a root.
+
+    Each component is rooted at ``root`` if it holds it, else at its first node.
+
+    >>> t = nx.Graph([("a", "b"), ("b", "c")])
+    >>> orient_tree(t, root="b")
+    {'a': ['b'], 'b': [], 'c': ['b']}
+    """
+    if not nx.is_forest(tree):
+        raise ValueError("the graph has a cycle, so it is not a tree or forest")
+    parents = {v: [] for v in tree.nodes}
+    for component in nx.connected_components(tree):
+        start = root if root in component else next(v for v in tree.nodes if v in component)
+        for u, v in nx.bfs_edges(tree, start):
+            parents[v] = [u]
+    return parents
+
+
+def elimination_width(graph: nx.Graph, order) -> int:
+    """Width of an elimination order: the largest number of neighbours a node has
+    when it is eliminated (fill-in edges added as we go).  The tree-width of the
+    graph is the minimum over all orders.
+
+    >>> elimination_width(nx.cycle_graph(4), [0, 1, 2, 3])
+    2
+    """
+    order = list(order)
+    if sorted(order, key=str) != sorted(graph.nodes, key=str) or len(set(order)) != len(order):
+        raise ValueError("the order must list every node of the graph exactly once")
+    g = {v: set(graph.neighbors(v)) for v in graph.nodes}
+    width = 0
+    for v in order:
+        nbrs = g.pop(v)
+        width = max(width, len(nbrs))
+        for u in nbrs:
+            g[u].discard(v)
+            g[u].update(nbrs - {u})
+    return width
+
+
+def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
+    """A k-tree over ``nodes`` built by its definition (Nie et al. 2016, Definition 1).
+
+    Start from a (k+1)-clique; then repeatedly join a new vertex to every vertex
+    of an existing k-clique.  Without ``weights`` the root clique, each new vertex
+    and its k-clique are drawn uniformly.  With a symmetric ``weights`` matrix
+    (indexed like ``nodes``) the construction is greedy instead: the root is the
+    best-weighted (k+1)-clique found from the heaviest edge outward, and each step
+    adds the (vertex, k-clique) pair that adds the most weight.
+
+    The returned graph records ``graph.graph["construction"]``: the root clique
+    followed by ``(vertex, k-clique)`` steps; eliminating the vertices in reverse
+    construction order has width exactly ``k``.
+
+    >>> g = random_ktree(range(6), 2, random_state=0)
+    >>> g.number_of_edges() == 3 + 2 * 3
+    True
+    """
+    nodes = list(nodes)
+    n = len(nodes)
+    if not 1 <= k < n:
+        raise ValueError(f"a k-tree over {n} nodes needs 1 <= k < n, got k={k}")
+    rng = np.random.default_rng(random_state)
+    if weights is None:
+        root = sorted(rng.choice(n, size=k + 1, replace=False).tolist())
+    else:
+        w = np.asarray(weights, dtype=float)
+        i, j = np.unravel_index(np.argmax(w - np.diag(np.full(n, np.inf))), w.shape)
+        root = [int(i), int(j)]
+        while len(root) < k + 1:
+            gain = w[:, root].sum(axis=1)
+            gain[root] = -np.inf
+            root.append(int(np.argmax(gain)))
+        root.sort()
+    cliques = [tuple(c) for c in itertools.combinations(root, k)]
+    placed = set(root)
+    steps = []
+    while len(placed) < n:
+        rest = [v for v in range(n) if v not in placed]
+        if weights is None:
+            v = rest[rng.integers(len(rest))]
+            clique = cliques[rng.integers(len(cliques))]
+        else:
+            gains = w[np.ix_(rest, range(n))][:, np.array(cliques)].sum(axis=2)
+            a, b = np.unravel_index(np.argmax(gains), gains.shape)
+            v, clique = rest[a], cliques[b]
+        steps.append((v, clique))
+        placed.add(v)
+        cliques += [tuple(sorted(c + (v,))) for c in itertools.combinations(clique, k - 1)]
+    graph = nx.Graph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from((nodes[a], nodes[b]) for a, b in itertools.combinations(root, 2))
+    graph.add_edges_from((nodes[v], nodes[u]) for v, clique in steps for u in clique)
+    graph.graph["construction"] = ([nodes[r] for r in root],
+                                   [(nodes[v], tuple(nodes[u] for u in c)) for v, c in steps])
+    return graph

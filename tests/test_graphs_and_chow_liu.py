@@ -1,0 +1,86 @@
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from twlib import BayesianNetwork
+from twlib.graphs import (elimination_width, i_score, maximum_spanning_tree, moral_graph,
+                          orient_tree, random_ktree, topological_order)
+from twlib.information import entropy, mutual_information_matrix
+from twlib.learn import chow_liu
+
+from .test_information import random_dataset
+
+
+def test_topological_order_and_cycle_error():
+    assert topological_order({"c": ["a"], "a": [], "b": ["c"]}) == ["a", "c", "b"]
+    with pytest.raises(ValueError, match="cyclic"):
+        topological_order({"a": ["b"], "b": ["a"]})
+
+
+def test_moral_graph_marries_parents():
+    g = moral_graph({"a": [], "b": [], "c": ["a", "b"]})
+    assert g.has_edge("a", "b") and g.number_of_edges() == 3
+
+
+def test_elimination_width_matches_known_graphs():
+    assert elimination_width(nx.path_graph(6), range(6)) == 1
+    assert elimination_width(nx.complete_graph(5), range(5)) == 4
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 3))
+    assert elimination_width(grid, range(9)) == 3          # row by row: width = columns
+    with pytest.raises(ValueError, match="exactly once"):
+        elimination_width(nx.path_graph(3), [0, 1])
+
+
+def test_orient_tree_roots_every_component():
+    forest = nx.Graph([(0, 1), (1, 2), (3, 4)])
+    parents = orient_tree(forest, root=1)
+    assert parents == {0: [1], 1: [], 2: [1], 3: [], 4: [3]}
+    with pytest.raises(ValueError, match="not a tree"):
+        orient_tree(nx.cycle_graph(3))
+
+
+def test_chow_liu_likelihood_is_mutual_information_minus_entropies():
+    ds = random_dataset(3, n_vars=6, n_rows=500)
+    res = chow_liu.learn(ds, estimator="mle")
+    n = ds.n_rows
+    expected = n * res.stats["i_score"] - n * sum(entropy(ds, [v]) for v in ds.names)
+    assert res.network.log_likelihood(ds) == pytest.approx(expected, rel=1e-10)
+    assert res.width == 1
+
+
+def test_chow_liu_tree_beats_every_spanning_tree():
+    ds = random_dataset(9, n_vars=5, n_rows=400)
+    mi = mutual_information_matrix(ds)
+    best = chow_liu.learn(ds, estimator="mle").network.log_likelihood(ds)
+    complete = nx.complete_graph(ds.names)
+    count = 0
+    for tree in nx.SpanningTreeIterator(complete):
+        net = BayesianNetwork.fit(ds, orient_tree(tree, root=ds.names[0]))
+        assert net.log_likelihood(ds) <= best + 1e-9
+        count += 1
+    assert count == 5 ** 3                                # Cayley: n^(n-2) trees
+    tree = maximum_spanning_tree(mi, ds.names)
+    assert i_score(tree, mi, ds.names) == pytest.approx(
+        max(i_score(t, mi, ds.names) for t in itertools.islice(nx.SpanningTreeIterator(complete), 200)))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_random_ktree_is_a_ktree(k, weighted):
+    n = 9
+    rng = np.random.default_rng(k)
+    w = rng.random((n, n))
+    w = w + w.T
+    g = random_ktree(range(n), k, weights=w if weighted else None, random_state=k)
+    assert g.number_of_edges() == k * (k + 1) // 2 + (n - k - 1) * k
+    root, steps = g.graph["construction"]
+    order = [v for v, _ in reversed(steps)] + list(root)
+    assert elimination_width(g, order) == k
+    for v, clique in steps:                       # each step attaches to a k-clique
+        assert len(clique) == k and all(g.has_edge(a, b) for a, b in itertools.combinations(clique, 2))
+    if weighted and k == 1:                       # greedy on weights = Prim's maximum spanning tree
+        assert i_score(g, w) == pytest.approx(i_score(maximum_spanning_tree(w), w))
+    with pytest.raises(ValueError, match="1 <= k < n"):
+        random_ktree(range(3), 3)

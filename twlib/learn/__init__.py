@@ -1,0 +1,5 @@
+"""Structure learners.  Each returns a :class:`LearnResult`."""
+from . import chow_liu
+from .result import LearnResult
+
+__all__ = ["LearnResult", "chow_liu"]
