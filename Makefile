@@ -14,7 +14,7 @@ endif
 .PHONY: book test install clean
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,book,peers]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
