@@ -44,13 +44,26 @@ def _check_score(score: str, ess: float) -> int:
 
 # --------------------------------------------------------------------------- kernels
 @nb.njit(cache=True)
+def _bdeu_prior(q, r, ess):
+    """Dirichlet pseudo-counts per parent state and per cell, and their log-gammas."""
+    a_j = ess / q
+    a_jk = ess / (q * r)
+    return a_j, a_jk, math.lgamma(a_j), math.lgamma(a_jk)
+
+
+@nb.njit(cache=True)
+def _with_penalty(total, kind, q, r, n):
+    """Subtract the BIC penalty ``log(N)/2 * q (r - 1)`` when the score is BIC."""
+    if kind == 1:
+        return total - 0.5 * math.log(n) * q * (r - 1)
+    return total
+
+
+@nb.njit(cache=True)
 def _family_from_dense(c, q, r, kind, ess, n):
     """Score of a family from its dense count table c[j * r + k]."""
     total = 0.0
-    a_j = ess / q
-    a_jk = ess / (q * r)
-    lg_aj = math.lgamma(a_j)
-    lg_ajk = math.lgamma(a_jk)
+    a_j, a_jk, lg_aj, lg_ajk = _bdeu_prior(q, r, ess)
     for j in range(q):
         nj = 0
         for k in range(r):
@@ -69,19 +82,14 @@ def _family_from_dense(c, q, r, kind, ess, n):
                 njk = c[j * r + k]
                 if njk > 0:
                     total += njk * (math.log(njk) - lnj)
-    if kind == 1:
-        total -= 0.5 * math.log(n) * q * (r - 1)
-    return total
+    return _with_penalty(total, kind, q, r, n)
 
 
 @nb.njit(cache=True)
 def _family_from_sorted_keys(keys, q, r, kind, ess, n):
     """Score of a family from the sorted keys (parent_state * r + child_state) of all rows."""
     total = 0.0
-    a_j = ess / q
-    a_jk = ess / (q * r)
-    lg_aj = math.lgamma(a_j)
-    lg_ajk = math.lgamma(a_jk)
+    a_j, a_jk, lg_aj, lg_ajk = _bdeu_prior(q, r, ess)
     m = keys.shape[0]
     i = 0
     while i < m:
@@ -105,9 +113,7 @@ def _family_from_sorted_keys(keys, q, r, kind, ess, n):
                 total += njk * (math.log(njk) - math.log(nj))
             t = u
         i = e
-    if kind == 1:
-        total -= 0.5 * math.log(n) * q * (r - 1)
-    return total
+    return _with_penalty(total, kind, q, r, n)
 
 
 @nb.njit(cache=True)

@@ -1,4 +1,4 @@
-"""File formats: BIF networks (``twlib.io.bif``)."""
-from . import bif
+"""File formats: BIF networks (``twlib.io.bif``) and GOBNILP ``.dat`` data (``twlib.io.dat``)."""
+from . import bif, dat
 
-__all__ = ["bif"]
+__all__ = ["bif", "dat"]
