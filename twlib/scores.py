@@ -265,6 +265,17 @@ def _masks(parent_sets: np.ndarray, n_vars: int) -> np.ndarray:
     return out
 
 
+def _extend(combos: np.ndarray, extendable: np.ndarray, n_vars: int) -> np.ndarray:
+    """Next-level combinations: each extendable row plus one larger index."""
+    rows = combos[extendable]
+    last = rows[:, -1] if rows.shape[1] else np.full(rows.shape[0], -1)
+    counts = n_vars - 1 - last
+    base = np.repeat(rows, counts, axis=0)
+    starts = np.repeat(last + 1, counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.column_stack([base, starts + offsets]).astype(np.int64)
+
+
 class ParentSetScores:
     """Candidate parent sets of every variable with their scores, pruned.
 
@@ -317,6 +328,7 @@ class ParentSetScores:
         if score != "bic":
             rules -= {"size", "bound"}   # both rest on the BIC penalty
         self.names = list(data.names)
+        self.data = data
         self.score = score
         self.ess = float(ess)
         self.n_rows = data.n_rows
@@ -327,9 +339,11 @@ class ParentSetScores:
         self.max_parents = limit
         self.stats = {"candidates": 0, "scored": 0, "pruned_size": 0, "pruned_bound": 0,
                       "pruned_subset": 0, "kept": 0}
-        if max_parents > limit and "size" in rules:
-            full = sum(math.comb(data.n_vars - 1, s) for s in range(limit + 1, max_parents + 1))
-            self.stats["pruned_size"] = full * data.n_vars
+        requested = min(max_parents, data.n_vars - 1)
+        self.stats["candidates"] = data.n_vars * sum(math.comb(data.n_vars - 1, s)
+                                                     for s in range(requested + 1))
+        self.stats["pruned_size"] = data.n_vars * sum(math.comb(data.n_vars - 1, s)
+                                                      for s in range(limit + 1, requested + 1))
         values_t = np.ascontiguousarray(data.values.T)
         found = self._enumerate(values_t, data.arities, rules)
         self._parents, self._scores, self._masks = [], [], []
@@ -345,36 +359,40 @@ class ParentSetScores:
     def _enumerate(self, values_t, arities, rules):
         """Score candidate sets level by level (by size) for all children at once.
 
-        ``best[t, c]`` is the best score of child ``c`` over all subsets of set
-        ``t`` of the current level (pruned or not), which is what the "bound"
-        and "subset" rules compare against.
+        ``best_sub[t, c]`` is the best score of child ``c`` over the proper subsets
+        of set ``t``, which the "bound" and "subset" rules compare against.  A set
+        is *alive* for a child when it and all its subsets passed the bound rule;
+        the next level extends only sets alive for some child, so a pruned set's
+        supersets are never even listed.
         """
         n_vars, n = values_t.shape
         binom = _binomials(n_vars, self.max_parents)
         log_pen = 0.5 * math.log(n) * (arities - 1)
         dense_limit = _dense_limit(n)
         found = [([], []) for _ in range(n_vars)]
-        prev_combos, prev_best = None, None
+        combos = np.zeros((1, 0), dtype=np.int64)
+        prev = None                                    # (sorted ranks, rows, alive, best)
         for size in range(self.max_parents + 1):
-            listed = list(combinations(range(n_vars), size))
-            combos = np.array(listed, dtype=np.int64).reshape(len(listed), size)
             m = combos.shape[0]
+            if m == 0:
+                break
             valid = np.ones((m, n_vars), dtype=np.bool_)
             for j in range(size):
                 valid[np.arange(m), combos[:, j]] = False
-            self.stats["candidates"] += int(valid.sum())
             best_sub = np.full((m, n_vars), -np.inf)
             if size > 0:
-                slot = np.empty(binom[n_vars, size - 1], dtype=np.int64)
-                slot[_colex_rank(prev_combos, binom)] = np.arange(prev_combos.shape[0])
+                ranks, rows, alive_prev, best_prev = prev
                 for drop in range(size):
-                    sub = np.delete(combos, drop, axis=1)
-                    best_sub = np.maximum(best_sub, prev_best[slot[_colex_rank(sub, binom)]])
-            todo = valid.copy()
+                    r = _colex_rank(np.delete(combos, drop, axis=1), binom)
+                    pos = np.minimum(np.searchsorted(ranks, r), len(ranks) - 1)
+                    hit = ranks[pos] == r
+                    sub = rows[pos]
+                    best_sub = np.maximum(best_sub, np.where(hit[:, None], best_prev[sub], -np.inf))
+                    valid &= hit[:, None] & alive_prev[sub]
+            todo = valid
             if "bound" in rules and size > 0:
                 q = np.prod(arities[combos], axis=1)
-                todo &= -(np.outer(q, log_pen)) > best_sub
-                self.stats["pruned_bound"] += int((valid & ~todo).sum())
+                todo = valid & (-(np.outer(q, log_pen)) > best_sub)
             scores = _scores_by_parent_set(values_t, arities, combos, todo, self.kind,
                                            self.ess, dense_limit)
             self.stats["scored"] += int(todo.sum())
@@ -387,12 +405,18 @@ class ParentSetScores:
                 self.stats["pruned_subset"] += int((todo & ~better).sum())
                 keep = better
             for c in range(n_vars):
-                rows = np.flatnonzero(keep[:, c])
-                found[c][0].append(np.pad(combos[rows], ((0, 0), (0, self.max_parents - size)),
+                rows_c = np.flatnonzero(keep[:, c])
+                found[c][0].append(np.pad(combos[rows_c], ((0, 0), (0, self.max_parents - size)),
                                           constant_values=-1))
-                found[c][1].append(scores[rows, c])
-            prev_best = np.where(todo, np.fmax(scores, best_sub), best_sub)
-            prev_combos = combos
+                found[c][1].append(scores[rows_c, c])
+            best = np.where(todo, np.fmax(scores, best_sub), best_sub)
+            rank = _colex_rank(combos, binom)
+            order = np.argsort(rank)
+            prev = (rank[order], order, todo, best)
+            combos = _extend(combos, todo.any(axis=1), n_vars)
+        if "bound" in rules:
+            self.stats["pruned_bound"] = (self.stats["candidates"] - self.stats["scored"]
+                                          - self.stats["pruned_size"])
         return found
 
     # ---------------------------------------------------------------- queries
@@ -428,6 +452,19 @@ class ParentSetScores:
         """
         i = self._var(var)
         return self._parents[i], self._scores[i], self._masks[i]
+
+    def flat_arrays(self):
+        """All kept sets in one place, for compiled searches over at most 64 variables.
+
+        Returns ``(masks, scores, offsets)``: variable ``v``'s sets, best first, are
+        ``masks[offsets[v]:offsets[v+1]]`` (one uint64 bitset each) with their scores.
+        """
+        if self.n_vars > 64:
+            raise ValueError(f"{self.n_vars} variables do not fit one 64-bit mask")
+        masks = np.concatenate([m[:, 0] for m in self._masks])
+        scores = np.concatenate(self._scores)
+        offsets = np.concatenate([[0], np.cumsum([len(s) for s in self._scores])]).astype(np.int64)
+        return masks, scores, offsets
 
     def mask_of(self, variables) -> np.ndarray:
         """Bitset of a collection of variables (names or indices)."""
@@ -512,6 +549,7 @@ class ParentSetScores:
         self.names = [b[0] for b in blocks]
         index = {nm: i for i, nm in enumerate(self.names)}
         self.score, self.ess, self.n_rows, self.kind, self.rules = score, float("nan"), 0, -1, ()
+        self.data = None
         self._parents, self._scores, self._masks = [], [], []
         width = max([len(r[2]) for _, rows in blocks for r in rows] + [0])
         self.max_parents = width

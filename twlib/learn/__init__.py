@@ -1,5 +1,5 @@
 """Structure learners.  Each returns a :class:`LearnResult`."""
-from . import chow_liu
+from . import chow_liu, order_graph
 from .result import LearnResult
 
-__all__ = ["LearnResult", "chow_liu"]
+__all__ = ["LearnResult", "chow_liu", "order_graph"]

@@ -56,4 +56,4 @@ def learn(data: Dataset, root=None, score: str = "bdeu", ess: float = 1.0,
                        status="optimal",
                        stats={"score": score, "seconds": time.perf_counter() - start,
                               "i_score": total_mi},
-                       elimination_order=order, width=width, ktree=tree)
+                       parents=parents, elimination_order=order, width=width, ktree=tree)

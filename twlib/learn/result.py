@@ -14,7 +14,9 @@ class LearnResult:
 
     Attributes
     ----------
-    network : BayesianNetwork
+    network : BayesianNetwork or None
+        None when the learner had no data to fit parameters to (for example
+        scores read from a file).
     score : float
         The structure score that was maximised (its name in ``stats["score"]``).
     status : str
@@ -22,15 +24,18 @@ class LearnResult:
         ``"time_limit"`` or ``"node_limit"``.
     stats : dict
         Search statistics (time in seconds under ``"seconds"``, counts, ...).
+    parents : dict
+        The structure: each variable's parent names.
     elimination_order, width, ktree
         For bounded-tree-width learners: an elimination order of the moral
         graph, its width (checked <= k before returning) and the k-tree.
     """
 
-    network: BayesianNetwork
+    network: BayesianNetwork | None
     score: float
     status: str
     stats: dict = field(default_factory=dict)
+    parents: dict | None = None
     elimination_order: list | None = None
     width: int | None = None
     ktree: object | None = None
