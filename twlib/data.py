@@ -16,7 +16,7 @@ import pandas as pd
 __all__ = ["Dataset", "code_dtype"]
 
 DISCRETISERS = (None, "median", "quantile")
-MISSING_POLICIES = ("error", "drop", "state")
+MISSING_POLICIES = ("error", "drop", "state", "random")
 
 
 def code_dtype(max_arity: int) -> np.dtype:
@@ -156,7 +156,8 @@ class Dataset:
     @classmethod
     def from_pandas(cls, df: pd.DataFrame, *, discretize=None, bins: int = 4,
                     columns=None, missing: str = "error", drop_constant: bool = False,
-                    max_states: int = 255) -> "Dataset":
+                    max_states: int = 255, keep_states: int = 2,
+                    random_state=None) -> "Dataset":
         """Code a DataFrame as a discrete data set.
 
         Parameters
@@ -165,19 +166,24 @@ class Dataset:
             One column per variable.  Non-numeric columns are categorical; their
             states are the sorted distinct values.
         discretize : {None, "median", "quantile"}
-            ``"median"`` binarises every column with more than two distinct values
-            at its median (value <= median -> state 0), as Nie et al. (2016) did
+            ``"median"`` binarises every column with more than ``keep_states``
+            distinct values at its median (value <= median -> state 0), as Nie et
+            al. (2016) did
             (categorical columns are split on their sorted codes).  ``"quantile"``
             cuts numeric columns with more than ``bins`` distinct values into
             ``bins`` equal-frequency bins.
         columns : list of str, optional
             Restrict discretisation to these columns (default: all eligible).
-        missing : {"error", "drop", "state"}
+        missing : {"error", "drop", "state", "random"}
             What to do with missing cells: raise a ValueError naming the columns
-            and their counts, drop incomplete rows, or keep ``"missing"`` as an
-            extra state.
+            and their counts, drop incomplete rows, keep ``"missing"`` as an
+            extra state, or fill each with a value drawn from the column's
+            observed values (Wu 2010's treatment; seeded by ``random_state``).
         drop_constant : bool
             Drop columns with a single value instead of raising.
+        keep_states : int
+            With ``discretize="median"``, columns with at most this many distinct
+            values are kept as they are (2 by default; Wu 2010 kept 3).
         max_states : int
             Raise when a column has more states than this (255 by default, so a
             forgotten continuous column is caught).
@@ -211,6 +217,11 @@ class Dataset:
                     f"missing values in {len(n_missing)} column(s) {n_missing}; "
                     "pass missing='drop' to drop incomplete rows or missing='state' "
                     "to keep them as a state of their own")
+            if missing == "random":
+                rng = np.random.default_rng(random_state)
+                for c in n_missing:
+                    holes = df[c].isna().to_numpy()
+                    df.loc[holes, c] = rng.choice(df[c].dropna().to_numpy(), size=int(holes.sum()))
             if missing == "drop":
                 df = df.dropna(axis=0).reset_index(drop=True)
                 if df.shape[0] == 0:
@@ -230,7 +241,7 @@ class Dataset:
         codes, states = [], []
         for c in df.columns:
             col = df[c]
-            if discretize == "median" and c in targets and col.nunique(dropna=True) > 2:
+            if discretize == "median" and c in targets and col.nunique(dropna=True) > keep_states:
                 code, st = _median_split(col)
             elif (discretize == "quantile" and c in targets and c in numeric
                   and col.nunique(dropna=True) > bins):
