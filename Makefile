@@ -11,7 +11,7 @@ export TWLIB_DATA := $(abspath ../shared/data)
 endif
 endif
 
-.PHONY: book test install clean
+.PHONY: book test install bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
@@ -27,6 +27,11 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# Optional peers for benchmarks only: pomegranate's exact learner needs torch (the CPU
+# build; on this machine pip takes torch 2.13.0 from local disk).
+bench-peers: $(STAMP)
+	$(BIN)/python -m pip install --quiet torch==2.13.0 "pomegranate>=1.1"
 
 clean:
 	rm -rf _build .numba_cache
