@@ -16,7 +16,7 @@ def brute_force(pss):
     return naive.best_network_score(sets)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.integers(0, 100_000), st.integers(3, 6), st.sampled_from(["bic", "bdeu"]))
 def test_astar_and_dp_reach_the_brute_force_optimum(seed, n_vars, score):
     ds = random_dataset(seed, n_vars=n_vars, n_rows=60 + seed % 200, max_arity=3)
