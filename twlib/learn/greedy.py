@@ -1,0 +1,465 @@
+"""Greedy structure search: over orders (Perez Urcia & Maua 2015) and over DAGs.
+
+Order-based search moves in the space of variable orders.  The network of an
+order gives each variable its best parent set among its predecessors, so an
+order's score is a sum of ``BestScore(X, predecessors)`` queries and every order
+yields an acyclic network.  The neighbourhood swaps two adjacent variables; a
+swap at positions ``i, i+1`` changes only those two variables' candidate sets,
+so a neighbour costs two best-score queries, not ``n``.
+
+Initial orders (:func:`initial_orders`): uniformly random; DFS-based on the graph
+``G-bar`` of unconstrained best parent sets; FAS-based, a topological order of
+``G-bar`` after removing an approximate minimum-cost feedback arc set whose arc
+weights are the score each parent contributes.
+
+Restarts run in parallel (numba ``prange``) and are reproducible for a given
+``random_state`` whatever the number of threads: every restart's initial order
+is drawn up front from its own seed.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import networkx as nx
+import numba as nb
+import numpy as np
+
+from ..graphs import topological_order
+from ..network import BayesianNetwork
+from ..scores import ParentSetScores, local_score
+from .order_graph import _best
+from .result import LearnResult
+
+__all__ = ["order_search", "initial_orders", "order_network", "best_parent_graph",
+           "fas_weights", "min_cost_fas", "hill_climb", "INITS"]
+
+INITS = ("random", "dfs", "fas")
+_ONE = np.uint64(1)
+
+
+# --------------------------------------------------------------------- kernels
+@nb.njit(cache=True)
+def _order_locals(order, masks, costs, offsets):
+    """Cost of each variable's best parent set among its predecessors in ``order``."""
+    n = order.shape[0]
+    out = np.empty(n)
+    placed = np.uint64(0)
+    for i in range(n):
+        x = order[i]
+        out[i], _ = _best(x, placed, masks, costs, offsets)
+        placed |= _ONE << np.uint64(x)
+    return out
+
+
+@nb.njit(cache=True)
+def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory):
+    """Swap-adjacent descent on one order (in place).  Returns the iterations used.
+
+    ``trajectory[t]`` receives the cost after t iterations (t = 0 .. max_iter).
+    """
+    n = order.shape[0]
+    local = _order_locals(order, masks, costs, offsets)
+    prefix = np.zeros(n + 1, dtype=np.uint64)          # prefix[i] = set of order[:i]
+    for i in range(n):
+        prefix[i + 1] = prefix[i] | (_ONE << np.uint64(order[i]))
+    total = local.sum()
+    trajectory[0] = total
+    it = 0
+    while it < max_iter:
+        best_gain = 0.0
+        best_i = -1
+        best_a = 0.0
+        best_b = 0.0
+        for i in range(n - 1):
+            a = order[i]
+            b = order[i + 1]
+            new_b, _ = _best(b, prefix[i], masks, costs, offsets)
+            new_a, _ = _best(a, prefix[i] | (_ONE << np.uint64(b)), masks, costs, offsets)
+            gain = (local[i] + local[i + 1]) - (new_a + new_b)
+            if gain > 1e-9 * (1.0 + abs(total)) and gain > best_gain:
+                best_gain, best_i, best_a, best_b = gain, i, new_a, new_b
+                if not best_improvement:
+                    break
+        if best_i < 0:
+            break
+        i = best_i
+        a = order[i]
+        order[i] = order[i + 1]
+        order[i + 1] = a
+        local[i] = best_b
+        local[i + 1] = best_a
+        prefix[i + 1] = prefix[i] | (_ONE << np.uint64(order[i]))
+        total -= best_gain
+        it += 1
+        trajectory[it] = total
+    for t in range(it + 1, trajectory.shape[0]):
+        trajectory[t] = total
+    return it
+
+
+@nb.njit(parallel=True, cache=True)
+def _climb_batch(orders, masks, costs, offsets, max_iter, best_improvement):
+    restarts = orders.shape[0]
+    iterations = np.zeros(restarts, dtype=np.int64)
+    trajectories = np.empty((restarts, max_iter + 1))
+    for r in nb.prange(restarts):
+        iterations[r] = _climb(orders[r], masks, costs, offsets, max_iter, best_improvement,
+                               trajectories[r])
+    return iterations, trajectories
+
+
+# ------------------------------------------------------------------ helpers
+def _flat(pss: ParentSetScores, allowed=None):
+    """Flat (masks, costs, offsets), optionally keeping only sets with ``allowed(var, parents)``."""
+    masks, scores, offsets = pss.flat_arrays()
+    if allowed is None:
+        return masks, -scores, offsets
+    keep = np.zeros(len(masks), dtype=bool)
+    for v in range(pss.n_vars):
+        for k, (parents, _) in enumerate(pss.sets(v)):
+            keep[offsets[v] + k] = (not parents) or bool(allowed(pss.names[v], parents))
+    counts = np.array([keep[offsets[v]:offsets[v + 1]].sum() for v in range(pss.n_vars)])
+    new_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return masks[keep], -scores[keep], new_offsets
+
+
+def _as_indices(pss, order):
+    idx = np.array([pss.names.index(v) if isinstance(v, str) else int(v) for v in order],
+                   dtype=np.int64)
+    if sorted(idx.tolist()) != list(range(pss.n_vars)):
+        raise ValueError("an order must list every variable exactly once")
+    return idx
+
+
+def order_network(pss: ParentSetScores, order, allowed=None):
+    """``(score, parents)`` of the best network consistent with ``order``.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> pss = ParentSetScores(load_sklearn("iris"), "bic", max_parents=2)
+    >>> score, parents = order_network(pss, pss.names)
+    >>> parents[pss.names[0]]
+    []
+    """
+    masks, costs, offsets = _flat(pss, allowed)
+    idx = _as_indices(pss, order)
+    parents, total, placed = {}, 0.0, np.uint64(0)
+    for x in idx:
+        c, t = _best(x, placed, masks, costs, offsets)
+        parents[pss.names[x]] = _parents_of(pss, masks[t])
+        total += c
+        placed |= _ONE << np.uint64(x)
+    return -total, parents
+
+
+def _parents_of(pss, mask):
+    return [pss.names[v] for v in range(pss.n_vars) if int(mask) >> v & 1]
+
+
+def best_parent_graph(pss: ParentSetScores) -> nx.DiGraph:
+    """``G-bar``: every variable with its unconstrained best parent set (may be cyclic).
+
+    Its score (``graph.graph["score"]``) bounds the optimal network's from above.
+    """
+    graph = nx.DiGraph()
+    graph.add_nodes_from(pss.names)
+    total = 0.0
+    for v in pss.names:
+        score, parents = pss.best(v)
+        total += score
+        graph.add_edges_from((p, v) for p in parents)
+    graph.graph["score"] = total
+    return graph
+
+
+def fas_weights(pss: ParentSetScores, graph: nx.DiGraph) -> dict:
+    """Relevance of each arc ``X_j -> X_i`` of ``G-bar``:
+    ``W_ji = sc(X_i, Pa*) - sc(X_i, Pa* minus X_j)``.
+
+    The score without ``X_j`` is computed from the data when the table has it,
+    else taken as the best kept set inside ``Pa* minus X_j``.
+    """
+    weights = {}
+    for child in graph.nodes:
+        best = list(graph.predecessors(child))
+        full = pss.best(child)[0]
+        for p in best:
+            rest = [q for q in best if q != p]
+            if pss.data is not None:
+                without = local_score(pss.data, child, rest, pss.score, pss.ess)
+            else:
+                without = pss.best(child, rest)[0]
+            weights[(p, child)] = full - without
+    return weights
+
+
+def min_cost_fas(graph: nx.DiGraph, weights: dict, rng=None) -> set:
+    """Approximate minimum-cost feedback arc set (Perez Urcia & Maua's algorithm).
+
+    While a cycle remains, subtract its lightest weight from all its arcs and
+    remove the arcs that reach zero into F; then put back every arc of F that
+    does not close a cycle.  Cycles are searched from a random node.
+    """
+    rng = np.random.default_rng(rng)
+    g = graph.copy()
+    w = dict(weights)
+    removed = []
+    nodes = list(g.nodes)
+    while True:
+        try:
+            cycle = nx.find_cycle(g, source=nodes[rng.integers(len(nodes))])
+        except nx.NetworkXNoCycle:
+            try:
+                cycle = nx.find_cycle(g)
+            except nx.NetworkXNoCycle:
+                break
+        arcs = [(u, v) for u, v, *_ in cycle]
+        lightest = min(w[a] for a in arcs)
+        for a in arcs:
+            w[a] -= lightest
+            if w[a] <= 1e-12:
+                g.remove_edge(*a)
+                removed.append(a)
+    fas = set()
+    for a in removed:
+        g.add_edge(*a)
+        if not nx.is_directed_acyclic_graph(g):
+            g.remove_edge(*a)
+            fas.add(a)
+    return fas
+
+
+def _random_topological_order(graph: nx.DiGraph, rng) -> list:
+    indegree = {v: graph.in_degree(v) for v in graph}
+    ready = [v for v in graph if indegree[v] == 0]
+    order = []
+    while ready:
+        v = ready.pop(int(rng.integers(len(ready))))
+        order.append(v)
+        for u in graph.successors(v):
+            indegree[u] -= 1
+            if indegree[u] == 0:
+                ready.append(u)
+    if len(order) != graph.number_of_nodes():
+        raise ValueError("graph is cyclic")
+    return order
+
+
+def _dfs_order(graph: nx.DiGraph, rng) -> list:
+    """Depth-first over parent arcs from random unvisited roots; parents are listed
+    before the node that reached them, so most arcs of G-bar point forward."""
+    visited, order = set(), []
+    nodes = list(graph.nodes)
+    for start in rng.permutation(len(nodes)):
+        root = nodes[start]
+        if root in visited:
+            continue
+        stack = [(root, iter(rng.permutation(list(graph.predecessors(root))).tolist()))]
+        visited.add(root)
+        while stack:
+            node, parents = stack[-1]
+            nxt = next((p for p in parents if p not in visited), None)
+            if nxt is None:
+                stack.pop()
+                order.append(node)
+            else:
+                visited.add(nxt)
+                stack.append((nxt, iter(rng.permutation(list(graph.predecessors(nxt))).tolist())))
+    return order
+
+
+def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
+                   random_state=None) -> np.ndarray:
+    """``count`` initial orders (rows of variable indices) by ``method``.
+
+    Restart ``r`` uses its own generator spawned from ``random_state``, so the
+    orders do not depend on how many are drawn together.
+    """
+    if method not in INITS:
+        raise ValueError(f"init must be one of {INITS} or an array of orders, got {method!r}")
+    seeds = np.random.SeedSequence(random_state).spawn(count)
+    n = pss.n_vars
+    out = np.empty((count, n), dtype=np.int64)
+    graph = best_parent_graph(pss) if method != "random" else None
+    if method == "fas":
+        weights = fas_weights(pss, graph)
+    index = {v: i for i, v in enumerate(pss.names)}
+    for r, seed in enumerate(seeds):
+        rng = np.random.default_rng(seed)
+        if method == "random":
+            out[r] = rng.permutation(n)
+            continue
+        if method == "dfs":
+            names = _dfs_order(graph, rng)
+        else:
+            fas = min_cost_fas(graph, weights, rng)
+            dag = graph.copy()
+            dag.remove_edges_from(fas)
+            names = _random_topological_order(dag, rng)
+        out[r] = [index[v] for v in names]
+    return out
+
+
+# ---------------------------------------------------------------------- search
+def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
+                 max_iter: int = 100, strategy: str = "best", random_state=None,
+                 allowed=None) -> LearnResult:
+    """Order-based greedy search with restarts (Perez Urcia & Maua 2015).
+
+    Parameters
+    ----------
+    pss : ParentSetScores
+    init : {"random", "dfs", "fas"} or array (restarts, n) of orders
+    restarts, max_iter : int
+        Number of independent runs, and swap iterations per run (K).
+    strategy : {"best", "first"}
+        Best-improvement (scan all n-1 swaps, take the best) or first-improvement.
+    allowed : callable(var, parents) -> bool, optional
+        Restrict parent sets (e.g. to cliques of a k-tree); the empty set is
+        always allowed.
+
+    Returns
+    -------
+    LearnResult
+        The best run's network.  ``stats`` holds per-restart ``initial_scores``,
+        ``final_scores``, ``iterations``, the score ``trajectories`` (restarts x
+        max_iter+1) and ``upper_bound`` (the score of G-bar).
+
+    >>> from twlib.datasets import load_sklearn
+    >>> pss = ParentSetScores(load_sklearn("wine"), "bic", max_parents=2)
+    >>> res = order_search(pss, init="fas", restarts=5, random_state=0)
+    >>> res.score <= res.stats["upper_bound"]
+    True
+    """
+    started = time.perf_counter()
+    if strategy not in ("best", "first"):
+        raise ValueError(f"strategy must be 'best' or 'first', got {strategy!r}")
+    if max_iter < 0 or restarts < 1:
+        raise ValueError("restarts must be >= 1 and max_iter >= 0")
+    if isinstance(init, str):
+        orders = initial_orders(pss, init, restarts, random_state)
+    else:
+        orders = np.array([_as_indices(pss, o) for o in np.atleast_2d(init)], dtype=np.int64)
+        restarts = orders.shape[0]
+    masks, costs, offsets = _flat(pss, allowed)
+    initial = np.array([-_order_locals(o, masks, costs, offsets).sum() for o in orders])
+    final_orders = orders.copy()
+    iterations, trajectories = _climb_batch(final_orders, masks, costs, offsets, int(max_iter),
+                                            strategy == "best")
+    finals = -trajectories[:, -1]
+    best = int(np.argmax(finals))
+    score, parents = order_network(pss, final_orders[best], allowed)
+    if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
+        raise AssertionError("incremental score differs from the order's network score")
+    network = None
+    if pss.data is not None:
+        network = BayesianNetwork.fit(pss.data, parents,
+                                      estimator="bdeu" if pss.score == "bdeu" else "mle",
+                                      ess=pss.ess if pss.score == "bdeu" else 1.0,
+                                      name="order-search")
+    stats = {"score": pss.score, "seconds": time.perf_counter() - started,
+             "init": init if isinstance(init, str) else "given", "restarts": restarts,
+             "initial_scores": initial, "final_scores": finals, "iterations": iterations,
+             "trajectories": -trajectories, "best_order": [pss.names[i] for i in final_orders[best]],
+             "upper_bound": best_parent_graph(pss).graph["score"]}
+    status = "complete"
+    return LearnResult(network=network, score=score, status=status, stats=stats, parents=parents)
+
+
+# ------------------------------------------------------------------ hill climbing
+def hill_climb(pss: ParentSetScores, start: dict | None = None, max_iter: int = 1000,
+               tabu_length: int = 0) -> LearnResult:
+    """Structure-based hill climbing: add, remove or reverse one arc at a time.
+
+    Scores come from ``pss`` built with ``prune=False`` (every parent set up to
+    its size bound must be present; a move to a missing set is skipped).  With
+    ``tabu_length > 0`` the last moves' inverses are forbidden, and the search
+    takes the best non-tabu move even when it does not improve, keeping the best
+    network seen, until ``max_iter``.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> pss = ParentSetScores(load_sklearn("iris"), "bic", max_parents=2, prune=False)
+    >>> hill_climb(pss).status
+    'complete'
+    """
+    started = time.perf_counter()
+    names = pss.names
+    table = [{frozenset(ps): s for ps, s in pss.sets(v)} for v in names]
+    parents = {v: list((start or {}).get(v, [])) for v in names}
+    topological_order(parents)
+    local = {}
+    for i, v in enumerate(names):
+        key = frozenset(parents[v])
+        if key not in table[i]:
+            raise ValueError(f"the start network gives {v!r} a parent set missing from the table")
+        local[v] = table[i][key]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names)
+    graph.add_edges_from((p, v) for v in names for p in parents[v])
+    tabu: list = []
+    best_total, best_parents = sum(local.values()), {v: list(ps) for v, ps in parents.items()}
+    total = best_total
+    it = 0
+    for it in range(1, max_iter + 1):
+        move, gain = None, -math.inf
+        for i, v in enumerate(names):
+            current = frozenset(parents[v])
+            for j, u in enumerate(names):
+                if u == v:
+                    continue
+                if u in current:
+                    # remove u -> v
+                    s = table[i].get(current - {u})
+                    if s is not None and ("add", u, v) not in tabu and s - local[v] > gain:
+                        move, gain = ("remove", u, v), s - local[v]
+                    # reverse u -> v into v -> u
+                    su = table[j].get(frozenset(parents[u]) | {v})
+                    if (s is not None and su is not None and ("reverse", v, u) not in tabu
+                            and not _path_without(graph, u, v)):
+                        g = s - local[v] + su - local[u]
+                        if g > gain:
+                            move, gain = ("reverse", u, v), g
+                else:
+                    s = table[i].get(current | {u})
+                    if (s is not None and ("remove", u, v) not in tabu and s - local[v] > gain
+                            and not nx.has_path(graph, v, u)):
+                        move, gain = ("add", u, v), s - local[v]
+        if move is None or (tabu_length == 0 and gain <= 1e-9 * (1 + abs(total))):
+            break
+        kind, u, v = move
+        if kind == "add":
+            parents[v].append(u)
+            graph.add_edge(u, v)
+        elif kind == "remove":
+            parents[v].remove(u)
+            graph.remove_edge(u, v)
+        else:
+            parents[v].remove(u)
+            parents[u].append(v)
+            graph.remove_edge(u, v)
+            graph.add_edge(v, u)
+        for w in {u, v}:
+            local[w] = table[names.index(w)][frozenset(parents[w])]
+        total = sum(local.values())
+        if tabu_length:
+            tabu = (tabu + [move])[-tabu_length:]
+        if total > best_total + 1e-9 * (1 + abs(best_total)):
+            best_total, best_parents = total, {w: list(ps) for w, ps in parents.items()}
+    network = None
+    if pss.data is not None:
+        network = BayesianNetwork.fit(pss.data, best_parents,
+                                      estimator="bdeu" if pss.score == "bdeu" else "mle",
+                                      ess=pss.ess if pss.score == "bdeu" else 1.0,
+                                      name="hill-climb")
+    return LearnResult(network=network, score=best_total, status="complete",
+                       stats={"score": pss.score, "seconds": time.perf_counter() - started,
+                              "iterations": it}, parents=best_parents)
+
+
+def _path_without(graph: nx.DiGraph, u, v) -> bool:
+    """Is there a path u -> ... -> v other than the arc u -> v itself?"""
+    graph.remove_edge(u, v)
+    try:
+        return nx.has_path(graph, u, v)
+    finally:
+        graph.add_edge(u, v)
