@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
+
+from peers import pgmpy_frame, quiet_import
 
 from twlib import datasets
 from twlib.scores import ParentSetScores, local_score
@@ -49,11 +50,8 @@ def main():
     print(f"twlib with pruning: {len(pruned)} sets kept of {pruned.stats['candidates']} "
           f"in {time.perf_counter() - t0:.2f} s")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pgmpy.estimators import BDeu, BIC
-    frame = ds.to_pandas().astype(str)
-    state_names = {v: ds.states[i] for i, v in enumerate(ds.names)}
+    BDeu, BIC = quiet_import("pgmpy.estimators", "BDeu", "BIC")
+    frame, state_names = pgmpy_frame(ds)
     peer = (BDeu(frame, equivalent_sample_size=1.0, state_names=state_names)
             if args.score == "bdeu" else BIC(frame, state_names=state_names))
     rng = np.random.default_rng(1)

@@ -121,3 +121,20 @@ def test_bad_arguments():
         greedy.order_network(pss, [0, 0, 1, 2])
     with pytest.raises(ValueError, match="strategy"):
         greedy.order_search(pss, strategy="worst")
+
+
+def test_results_do_not_depend_on_the_number_of_threads():
+    import numba
+
+    ds = random_dataset(12, n_vars=9, n_rows=300)
+    pss = ParentSetScores(ds, score="bic", max_parents=3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = greedy.order_search(pss, init="random", restarts=64, random_state=5)
+        numba.set_num_threads(before)
+        many = greedy.order_search(pss, init="random", restarts=64, random_state=5)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one.stats["final_scores"], many.stats["final_scores"])
+    assert one.parents == many.parents

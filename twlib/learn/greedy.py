@@ -26,10 +26,9 @@ import numba as nb
 import numpy as np
 
 from ..graphs import topological_order
-from ..network import BayesianNetwork
 from ..scores import ParentSetScores, local_score
 from .order_graph import _best
-from .result import LearnResult
+from .result import LearnResult, fit_to_scores
 
 __all__ = ["order_search", "initial_orders", "order_network", "best_parent_graph",
            "fas_weights", "min_cost_fas", "hill_climb", "INITS"]
@@ -351,12 +350,7 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     score, parents = order_network(pss, final_orders[best], allowed)
     if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
         raise AssertionError("incremental score differs from the order's network score")
-    network = None
-    if pss.data is not None:
-        network = BayesianNetwork.fit(pss.data, parents,
-                                      estimator="bdeu" if pss.score == "bdeu" else "mle",
-                                      ess=pss.ess if pss.score == "bdeu" else 1.0,
-                                      name="order-search")
+    network = fit_to_scores(pss, parents, "order-search")
     stats = {"score": pss.score, "seconds": time.perf_counter() - started,
              "init": init if isinstance(init, str) else "given", "restarts": restarts,
              "initial_scores": initial, "final_scores": finals, "iterations": iterations,
@@ -445,13 +439,7 @@ def hill_climb(pss: ParentSetScores, start: dict | None = None, max_iter: int = 
             tabu = (tabu + [move])[-tabu_length:]
         if total > best_total + 1e-9 * (1 + abs(best_total)):
             best_total, best_parents = total, {w: list(ps) for w, ps in parents.items()}
-    network = None
-    if pss.data is not None:
-        network = BayesianNetwork.fit(pss.data, best_parents,
-                                      estimator="bdeu" if pss.score == "bdeu" else "mle",
-                                      ess=pss.ess if pss.score == "bdeu" else 1.0,
-                                      name="hill-climb")
-    return LearnResult(network=network, score=best_total, status="complete",
+    return LearnResult(network=fit_to_scores(pss, best_parents, "hill-climb"), score=best_total, status="complete",
                        stats={"score": pss.score, "seconds": time.perf_counter() - started,
                               "iterations": it}, parents=best_parents)
 

@@ -26,9 +26,8 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
-from ..network import BayesianNetwork
 from ..scores import ParentSetScores
-from .result import LearnResult
+from .result import LearnResult, fit_to_scores
 
 __all__ = ["dp", "astar", "best_parents", "remaining_cost_table", "HEURISTICS",
            "BYTES_PER_NODE"]
@@ -397,15 +396,9 @@ def best_parents(pss: ParentSetScores, var, candidates):
 
 def _result(problem, parents, score, status, stats, started):
     pss = problem.pss
-    network = None
-    if pss.data is not None:
-        estimator = "bdeu" if pss.score == "bdeu" else "mle"
-        network = BayesianNetwork.fit(pss.data, parents, estimator=estimator,
-                                      ess=pss.ess if pss.score == "bdeu" else 1.0,
-                                      name="order-graph")
     stats = dict(stats, score=pss.score, seconds=time.perf_counter() - started)
-    return LearnResult(network=network, score=score, status=status, stats=stats,
-                       parents=parents)
+    return LearnResult(network=fit_to_scores(pss, parents, "order-graph"), score=score,
+                       status=status, stats=stats, parents=parents)
 
 
 def dp(pss: ParentSetScores, max_memory_gb: float = 8.0) -> LearnResult:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ..network import BayesianNetwork
 
-__all__ = ["LearnResult"]
+__all__ = ["LearnResult", "fit_to_scores"]
 
 
 @dataclass
@@ -39,3 +39,17 @@ class LearnResult:
     elimination_order: list | None = None
     width: int | None = None
     ktree: object | None = None
+
+
+def fit_to_scores(pss, parents: dict, name: str):
+    """CPTs for a learned structure from the data behind a parent-set table.
+
+    BDeu tables get Bayesian estimates with the same equivalent sample size;
+    BIC and log-likelihood tables get maximum-likelihood ones.  None when the
+    table was read from a file and has no data.
+    """
+    if pss.data is None:
+        return None
+    if pss.score == "bdeu":
+        return BayesianNetwork.fit(pss.data, parents, estimator="bdeu", ess=pss.ess, name=name)
+    return BayesianNetwork.fit(pss.data, parents, estimator="mle", name=name)
