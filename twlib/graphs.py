@@ -8,10 +8,13 @@ from __future__ import annotations
 import itertools
 
 import networkx as nx
+import numba as nb
 import numpy as np
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
-           "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree"]
+           "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
+           "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
+           "treewidth_exact", "clique_tree", "has_running_intersection"]
 
 
 def find_cycle(parents: dict):
@@ -188,3 +191,205 @@ def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
     graph.graph["construction"] = ([nodes[r] for r in root],
                                    [(nodes[v], tuple(nodes[u] for u in c)) for v, c in steps])
     return graph
+
+
+# ------------------------------------------------------------ elimination orders
+ORDER_HEURISTICS = ("min-fill", "min-degree", "weighted-min-fill")
+
+
+def elimination_order(graph: nx.Graph, method: str = "min-fill", weights=None) -> list:
+    """A greedy elimination order: repeatedly eliminate the node that is cheapest now.
+
+    ``"min-degree"``: fewest neighbours; ``"min-fill"``: fewest fill-in edges
+    needed to make its neighbours a clique; ``"weighted-min-fill"``: fill-in
+    edges weighted by the product of their endpoints' ``weights`` (e.g. numbers
+    of states), so large-domain variables are joined reluctantly.  Ties go to
+    the node listed first in the graph.
+
+    >>> elimination_order(nx.path_graph(4), "min-degree")
+    [0, 1, 2, 3]
+    """
+    if method not in ORDER_HEURISTICS:
+        raise ValueError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
+    if method == "weighted-min-fill" and weights is None:
+        raise ValueError("weighted-min-fill needs node weights (e.g. numbers of states)")
+    rank = {v: i for i, v in enumerate(graph.nodes)}
+    adj = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+
+    def cost(v):
+        nbrs = adj[v]
+        if method == "min-degree":
+            return len(nbrs)
+        missing = [(a, b) for a, b in itertools.combinations(nbrs, 2) if b not in adj[a]]
+        if method == "min-fill":
+            return len(missing)
+        return sum(weights[a] * weights[b] for a, b in missing)
+
+    order = []
+    while adj:
+        v = min(adj, key=lambda u: (cost(u), rank[u]))
+        nbrs = adj.pop(v)
+        for u in nbrs:
+            adj[u].discard(v)
+            adj[u] |= nbrs - {u}
+        order.append(v)
+    return order
+
+
+def induced_graph(graph: nx.Graph, order) -> nx.Graph:
+    """The triangulated graph: ``graph`` plus the fill-in edges that eliminating in
+    ``order`` adds.  Its maximal cliques have at most width + 1 nodes."""
+    elimination_width(graph, order)                 # validates the order
+    g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+    out = nx.Graph(graph)
+    for v in order:
+        nbrs = g.pop(v)
+        out.add_edges_from(itertools.combinations(nbrs, 2))
+        for u in nbrs:
+            g[u].discard(v)
+            g[u] |= nbrs - {u}
+    return out
+
+
+def treewidth_upper_bound(graph: nx.Graph, weights=None):
+    """``(width, order)``: the best of the greedy elimination heuristics."""
+    best = None
+    for method in ORDER_HEURISTICS:
+        if method == "weighted-min-fill" and weights is None:
+            continue
+        order = elimination_order(graph, method, weights)
+        width = elimination_width(graph, order)
+        if best is None or width < best[0]:
+            best = (width, order)
+    return best
+
+
+def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
+    """``(treewidth, order)`` by dynamic programming over vertex subsets.
+
+    Uses the recursion of Bodlaender et al. (2006): ``TW(S) = min over v in S of
+    max(TW(S - v), |Q(S - v, v)|)``, where ``Q(S, v)`` are the vertices outside
+    ``S + v`` reachable from ``v`` through ``S``.  Exponential: for graphs of at
+    most ``max_nodes`` vertices (20 by default), meant to test the heuristics.
+    """
+    nodes = list(graph.nodes)
+    n = len(nodes)
+    if n > max_nodes:
+        raise ValueError(f"exact tree-width over {n} nodes would take too long "
+                         f"(max_nodes={max_nodes})")
+    if n == 0:
+        return 0, []
+    index = {v: i for i, v in enumerate(nodes)}
+    adj = np.zeros(n, dtype=np.int64)
+    for u, v in graph.edges():
+        if u != v:
+            adj[index[u]] |= 1 << index[v]
+            adj[index[v]] |= 1 << index[u]
+    tw, last = _treewidth_dp(adj, n)
+    order, s = [], (1 << n) - 1
+    while s:
+        v = int(last[s])
+        order.append(nodes[v])
+        s &= ~(1 << v)
+    return int(tw[(1 << n) - 1]), order[::-1]
+
+
+@nb.njit(cache=True)
+def _q_size(adj, s, v):
+    """|Q(S, v)|: vertices outside S + v adjacent to v's component in G[S + v]."""
+    comp = 1 << v
+    frontier = 1 << v
+    reach = 0
+    while frontier:
+        nxt = 0
+        f = frontier
+        while f:
+            low = f & -f
+            u = 0
+            while (low >> u) != 1:
+                u += 1
+            reach |= adj[u]
+            nxt |= adj[u] & s & ~comp
+            f ^= low
+        comp |= nxt
+        frontier = nxt
+    q = reach & ~s & ~(1 << v)
+    count = 0
+    while q:
+        q &= q - 1
+        count += 1
+    return count
+
+
+@nb.njit(cache=True)
+def _treewidth_dp(adj, n):
+    size = 1 << n
+    tw = np.empty(size, dtype=np.int64)
+    last = np.zeros(size, dtype=np.int8)
+    tw[0] = -1
+    for s in range(1, size):
+        best = n
+        best_v = 0
+        rest = s
+        while rest:
+            low = rest & -rest
+            v = 0
+            while (low >> v) != 1:
+                v += 1
+            prev = s & ~low
+            cand = max(tw[prev], _q_size(adj, prev, v))
+            if cand < best:
+                best = cand
+                best_v = v
+            rest ^= low
+        tw[s] = best
+        last[s] = best_v
+    return tw, last
+
+
+# ------------------------------------------------------------------ clique trees
+def clique_tree(graph: nx.Graph, order):
+    """Junction tree of ``graph`` from an elimination order.
+
+    Returns ``(cliques, edges)``: the maximal cliques of the induced graph (each
+    a tuple in elimination order) and tree edges ``(i, j)`` between clique
+    indices, chosen as a maximum spanning tree on separator sizes, which has the
+    running intersection property.
+    """
+    elimination_width(graph, order)
+    g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+    position = {v: i for i, v in enumerate(order)}
+    candidates = []
+    for v in order:
+        nbrs = g.pop(v)
+        candidates.append(frozenset(nbrs | {v}))
+        for u in nbrs:
+            g[u].discard(v)
+            g[u] |= nbrs - {u}
+    cliques = []
+    for c in candidates:                                   # keep the maximal ones
+        if not any(c < d for d in candidates) and c not in cliques:
+            cliques.append(c)
+    tree = nx.Graph()
+    tree.add_nodes_from(range(len(cliques)))
+    tree.add_weighted_edges_from((i, j, len(cliques[i] & cliques[j]))
+                                 for i, j in itertools.combinations(range(len(cliques)), 2))
+    edges = [(i, j) for i, j in nx.maximum_spanning_tree(tree).edges()]
+    cliques = [tuple(sorted(c, key=position.__getitem__)) for c in cliques]
+    if not has_running_intersection(cliques, edges):
+        raise AssertionError("clique tree violates running intersection")
+    return cliques, edges
+
+
+def has_running_intersection(cliques, edges) -> bool:
+    """True when the cliques form a tree in which every variable's cliques are connected."""
+    tree = nx.Graph()
+    tree.add_nodes_from(range(len(cliques)))
+    tree.add_edges_from(edges)
+    if len(cliques) and not nx.is_tree(tree):
+        return False
+    for v in set().union(*map(set, cliques)) if cliques else ():
+        holding = [i for i, c in enumerate(cliques) if v in c]
+        if not nx.is_connected(tree.subgraph(holding)):
+            return False
+    return True

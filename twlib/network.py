@@ -13,7 +13,7 @@ from .counting import count, joint_keys
 from .data import Dataset, code_dtype
 from .graphs import to_digraph, topological_order
 
-__all__ = ["BayesianNetwork", "CPT_ATOL", "ESTIMATORS"]
+__all__ = ["BayesianNetwork", "CPT_ATOL", "ESTIMATORS", "random_network"]
 
 CPT_ATOL = 1e-4      # bnlearn files round CPT entries; their columns sum to 1 within 1e-6
 ESTIMATORS = ("mle", "bdeu")
@@ -233,3 +233,58 @@ def _draw(values, col, pcols, arities, cumulative, uniforms):
         while k < r - 1 and cumulative[key, k] <= u:
             k += 1
         values[i, col] = k
+
+
+def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
+                   max_out: int | None = None, arities=2, concentration: float = 0.5,
+                   random_state=None, name: str = "random") -> BayesianNetwork:
+    """A random Bayesian network, as Nie et al. (2016) built rand50 and rand60.
+
+    Arcs are drawn uniformly among pairs ``i -> j`` with ``i < j`` in a random
+    order (so the graph is acyclic) that keep every in-degree ``<= max_in`` and
+    out-degree ``<= max_out``; CPT columns are drawn from a symmetric
+    Dirichlet(``concentration``) (Beta(0.5, 0.5) for binary variables).
+
+    Parameters
+    ----------
+    n_vars : int
+    n_arcs : int, optional
+        Number of arcs (default ``2 * n_vars``); fewer if the degree limits bind.
+    arities : int or sequence of int
+        Number of states of every variable, or one per variable.
+
+    >>> net = random_network(10, n_arcs=15, max_in=3, random_state=0)
+    >>> len(net.arcs), max(len(net.parents(v)) for v in net.variables) <= 3
+    (15, True)
+    """
+    if n_vars < 1:
+        raise ValueError("a network needs at least one variable")
+    rng = np.random.default_rng(random_state)
+    n_arcs = 2 * n_vars if n_arcs is None else n_arcs
+    max_out = n_vars if max_out is None else max_out
+    arity = np.broadcast_to(np.asarray(arities, dtype=np.int64), (n_vars,))
+    if np.any(arity < 2):
+        raise ValueError("every variable needs at least two states")
+    names = [f"X{i}" for i in range(n_vars)]
+    order = rng.permutation(n_vars)
+    pairs = [(order[a], order[b]) for a in range(n_vars) for b in range(a + 1, n_vars)]
+    rng.shuffle(pairs)
+    parents = {v: [] for v in names}
+    out_degree = np.zeros(n_vars, dtype=np.int64)
+    added = 0
+    for u, v in pairs:
+        if added == n_arcs:
+            break
+        if len(parents[names[v]]) < max_in and out_degree[u] < max_out:
+            parents[names[v]].append(names[u])
+            out_degree[u] += 1
+            added += 1
+    states = {v: [f"s{k}" for k in range(arity[i])] for i, v in enumerate(names)}
+    index = {v: i for i, v in enumerate(names)}
+    cpts = {}
+    for v in names:
+        shape = (arity[index[v]],) + tuple(arity[index[p]] for p in parents[v])
+        q = int(np.prod(shape[1:], dtype=np.int64))
+        table = rng.dirichlet(np.full(shape[0], concentration), size=q).T
+        cpts[v] = table.reshape(shape)
+    return BayesianNetwork(names, states, parents, cpts, name=name)

@@ -1,0 +1,203 @@
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from twlib import BayesianNetwork, datasets, graphs
+from twlib.inference import Factor, JunctionTree, ZeroEvidenceError, variable_elimination
+from twlib.network import random_network
+
+
+def brute_force(net, evidence):
+    """Posteriors by enumerating the full joint distribution."""
+    names = net.variables
+    arity = [net.arity(v) for v in names]
+    joint = np.ones(arity)
+    for i, v in enumerate(names):
+        axes = [names.index(v)] + [names.index(p) for p in net.parents(v)]
+        cpt = np.asarray(net.cpt(v))
+        shape = [1] * len(names)
+        order = np.argsort(axes)
+        cpt = np.transpose(cpt, order)
+        for ax, size in zip(sorted(axes), cpt.shape):
+            shape[ax] = size
+        joint = joint * cpt.reshape(shape)
+    for v, s in evidence.items():
+        index = [slice(None)] * len(names)
+        mask = np.zeros(net.arity(v))
+        mask[net.states(v).index(s)] = 1
+        shape = [1] * len(names)
+        shape[names.index(v)] = net.arity(v)
+        joint = joint * mask.reshape(shape)
+    total = joint.sum()
+    return {v: joint.sum(axis=tuple(j for j in range(len(names)) if j != i)) / total
+            for i, v in enumerate(names)}, total
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(0, 3))
+def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidence):
+    rng = np.random.default_rng(seed)
+    net = random_network(n_vars, n_arcs=int(rng.integers(0, 2 * n_vars)), max_in=3,
+                         arities=rng.integers(2, 4, n_vars), random_state=seed)
+    observed = rng.choice(net.variables, size=min(n_evidence, n_vars - 1), replace=False)
+    evidence = {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+    expected, pe = brute_force(net, evidence)
+    jt = JunctionTree(net)
+    got = jt.posteriors(evidence)
+    for v in net.variables:
+        assert np.allclose(got[v], expected[v], atol=1e-10)
+    assert jt.probability_of_evidence(evidence) == pytest.approx(pe, rel=1e-9)
+    hidden = [v for v in net.variables if v not in evidence]
+    assert np.allclose(variable_elimination(net, hidden[0], evidence), expected[hidden[0]],
+                       atol=1e-10)
+
+
+def test_batched_calibration_equals_one_set_at_a_time():
+    net = datasets.load_network("alarm")
+    jt = JunctionTree(net)
+    rng = np.random.default_rng(3)
+    sets = []
+    while len(sets) < 40:
+        vs = rng.choice(net.variables, size=rng.integers(0, 5), replace=False)
+        e = {v: net.states(v)[rng.integers(net.arity(v))] for v in vs}
+        try:
+            jt.log_probability_of_evidence(e)
+        except ZeroEvidenceError:
+            continue
+        sets.append(e)
+    posts, logs = jt.posteriors_batch(sets, chunk=7)
+    for b, e in enumerate(sets):
+        single = jt.posteriors(e)
+        assert logs[b] == pytest.approx(jt.log_probability_of_evidence(e), rel=1e-12)
+        for v in net.variables:
+            assert np.allclose(posts[v][b], single[v], atol=1e-12)
+
+
+def renormalised(net):
+    """The network with each CPT column divided by its sum (what peers do on reading)."""
+    cpts = {v: np.asarray(net.cpt(v)) / np.asarray(net.cpt(v)).sum(axis=0, keepdims=True)
+            for v in net.variables}
+    return BayesianNetwork(net.variables, {v: net.states(v) for v in net.variables},
+                           net.parent_map(), cpts, name=net.name)
+
+
+def random_evidence(net, rng, jt, size):
+    while True:
+        vs = rng.choice(net.variables, size=size, replace=False)
+        e = {v: net.states(v)[rng.integers(net.arity(v))] for v in vs}
+        try:
+            jt.log_probability_of_evidence(e)
+            return e
+        except ZeroEvidenceError:
+            continue
+
+
+@pytest.mark.parametrize("name", ["alarm", "child", "insurance", "hepar2"])
+def test_posteriors_equal_pgmpy_and_pyagrum(name, tmp_path):
+    inference = pytest.importorskip("pgmpy.inference")
+    readwrite = pytest.importorskip("pgmpy.readwrite")
+    gum = pytest.importorskip("pyagrum")
+    from twlib.io import bif
+
+    net = renormalised(datasets.load_network(name))
+    path = tmp_path / f"{name}.bif"
+    bif.write(net, path)
+    ve = inference.VariableElimination(readwrite.BIFReader(str(path)).get_model())
+    agrum = gum.LazyPropagation(gum.loadBN(str(path)))
+    jt = JunctionTree(net)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        e = random_evidence(net, rng, jt, 3)
+        ours = jt.posteriors(e)
+        safe = {bif.safe_name(v): bif.safe_name(s) for v, s in e.items()}
+        agrum.setEvidence(safe)
+        agrum.makeInference()
+        for q in [v for v in net.variables if v not in e][::4]:
+            theirs = ve.query([bif.safe_name(q)], evidence=safe, show_progress=False).values
+            assert np.allclose(ours[q], theirs, atol=1e-9)
+            assert np.allclose(ours[q], agrum.posterior(bif.safe_name(q)).toarray(), atol=1e-9)
+
+
+def test_long_chain_does_not_underflow():
+    n = 1000
+    names = [f"c{i}" for i in range(n)]
+    cpt = np.array([[0.9, 0.2], [0.1, 0.8]])
+    net = BayesianNetwork(names, {v: ["a", "b"] for v in names},
+                          {names[i]: [names[i - 1]] for i in range(1, n)},
+                          {v: (np.array([0.5, 0.5]) if i == 0 else cpt) for i, v in enumerate(names)})
+    evidence = {names[i]: "b" for i in range(0, n, 2)}
+    jt = JunctionTree(net)
+    post = jt.posteriors(evidence)
+    assert np.all(np.isfinite(post[names[1]])) and post[names[1]].sum() == pytest.approx(1.0)
+    assert jt.log_probability_of_evidence(evidence) < -200       # far below float range as a number
+    assert jt.width == 1
+
+
+def test_clear_errors():
+    net = datasets.load_network("asia")
+    jt = JunctionTree(net)
+    with pytest.raises(KeyError, match="unknown variable 'nope'"):
+        jt.posteriors({"nope": "yes"})
+    with pytest.raises(ValueError, match="unknown state 'maybe'"):
+        jt.posteriors({"asia": "maybe"})
+    impossible = {"tub": "yes", "lung": "no", "either": "no"}      # either is a deterministic OR
+    with pytest.raises(ZeroEvidenceError, match="probability zero"):
+        jt.posteriors(impossible)
+    with pytest.raises(ZeroEvidenceError):
+        variable_elimination(net, "xray", impossible)
+    with pytest.raises(ValueError, match="cyclic"):
+        BayesianNetwork(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]}, {"a": ["b"], "b": ["a"]},
+                        {"a": np.full((2, 2), .5), "b": np.full((2, 2), .5)})
+
+
+def test_factor_algebra():
+    f = Factor(("a", "b"), np.arange(6.0).reshape(2, 3))
+    g = Factor(("b", "c"), np.ones((3, 2)))
+    h = f * g
+    assert h.variables == ("a", "b", "c") and h.values.shape == (2, 3, 2)
+    assert np.allclose(h.marginalize(["c"]).values, 2 * f.values)
+    assert np.allclose(f.reduce({"b": 1}).values, [1.0, 4.0])
+
+
+# ------------------------------------------------------------------ graphs
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 11), st.floats(0.1, 0.7))
+def test_heuristic_orders_bound_the_exact_treewidth(seed, n, p):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    tw, order = graphs.treewidth_exact(g)
+    assert graphs.elimination_width(g, order) == tw
+    for method in ("min-fill", "min-degree"):
+        assert graphs.elimination_width(g, graphs.elimination_order(g, method)) >= tw
+    weights = {v: 2 for v in g}
+    assert graphs.treewidth_upper_bound(g, weights)[0] >= tw
+    cliques, edges = graphs.clique_tree(g, order)
+    assert graphs.has_running_intersection(cliques, edges)
+    assert max(len(c) for c in cliques) == tw + 1
+    tri = graphs.induced_graph(g, order)
+    assert nx.is_chordal(tri)
+    covered = {frozenset(e) for c in cliques for e in itertools.combinations(c, 2)}
+    assert all(frozenset(e) in covered for e in g.edges)
+
+
+def test_known_treewidths():
+    assert graphs.treewidth_exact(nx.cycle_graph(8))[0] == 2
+    assert graphs.treewidth_exact(nx.complete_graph(7))[0] == 6
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(4, 4))
+    assert graphs.treewidth_exact(grid)[0] == 4
+    assert graphs.treewidth_exact(nx.petersen_graph())[0] == 4
+    with pytest.raises(ValueError, match="max_nodes"):
+        graphs.treewidth_exact(nx.path_graph(30))
+
+
+def test_random_network_respects_its_limits():
+    net = random_network(60, n_arcs=110, max_in=4, max_out=5, random_state=2)
+    assert len(net.arcs) == 110
+    assert max(len(net.parents(v)) for v in net.variables) <= 4
+    out = {}
+    for p, _ in net.arcs:
+        out[p] = out.get(p, 0) + 1
+    assert max(out.values()) <= 5
+    net.topological_order()
