@@ -24,11 +24,16 @@ import numpy as np
 from .graphs import clique_tree, elimination_order, moral_graph
 from .network import BayesianNetwork
 
-__all__ = ["Factor", "variable_elimination", "JunctionTree", "ZeroEvidenceError"]
+__all__ = ["Factor", "FactorModel", "variable_elimination", "JunctionTree", "ZeroEvidenceError",
+           "MemoryBudgetExceeded"]
 
 
 class ZeroEvidenceError(ValueError):
     """The evidence has probability zero under the network."""
+
+
+class MemoryBudgetExceeded(MemoryError):
+    """Exact inference would need more memory than allowed."""
 
 
 def _einsum(*args):
@@ -93,6 +98,55 @@ class Factor:
 
 def _cpt_factor(net: BayesianNetwork, v) -> Factor:
     return Factor((v,) + tuple(net.parents(v)), np.asarray(net.cpt(v)))
+
+
+class FactorModel:
+    """A distribution proportional to a product of non-negative factors.
+
+    Markov networks (UAI ``MARKOV`` files) are such models; a Bayesian network
+    is one whose factors are its CPTs (:meth:`from_network`).
+    """
+
+    def __init__(self, variables, states: dict, factors, name: str = "model"):
+        self.variables = list(variables)
+        self._states = {v: list(states[v]) for v in self.variables}
+        self.factors = list(factors)
+        self.name = name
+        known = set(self.variables)
+        for f in self.factors:
+            unknown = set(f.variables) - known
+            if unknown:
+                raise ValueError(f"factor over unknown variables {sorted(unknown)}")
+            shape = tuple(len(self._states[v]) for v in f.variables)
+            if f.values.shape != shape:
+                raise ValueError(f"factor over {f.variables} has shape {f.values.shape}, "
+                                 f"expected {shape}")
+            if np.any(f.values < 0) or not np.all(np.isfinite(f.values)):
+                raise ValueError(f"factor over {f.variables} has negative or non-finite entries")
+
+    @classmethod
+    def from_network(cls, net: BayesianNetwork) -> "FactorModel":
+        return cls(net.variables, {v: net.states(v) for v in net.variables},
+                   [_cpt_factor(net, v) for v in net.variables], name=net.name)
+
+    def states(self, v) -> list:
+        return list(self._states[v])
+
+    def arity(self, v) -> int:
+        return len(self._states[v])
+
+    def interaction_graph(self):
+        """Undirected graph joining every pair of variables that share a factor
+        (for a Bayesian network: its moral graph)."""
+        import itertools
+
+        import networkx as nx
+
+        graph = nx.Graph()
+        graph.add_nodes_from(self.variables)
+        for f in self.factors:
+            graph.add_edges_from(itertools.combinations(f.variables, 2))
+        return graph
 
 
 def _evidence_indices(net: BayesianNetwork, evidence) -> dict:
@@ -163,10 +217,13 @@ class JunctionTree:
 
     Parameters
     ----------
-    net : BayesianNetwork
+    model : BayesianNetwork or FactorModel
     order : list, optional
-        Elimination order of the moral graph (default: min-fill).  The tree's
-        cliques are those of the order, so its width is the order's width.
+        Elimination order of the moral (interaction) graph (default: min-fill).
+        The tree's cliques are those of the order, so its width is the order's.
+    max_memory_gb : float
+        Refuse, with :class:`MemoryBudgetExceeded`, trees whose tables would
+        need more memory than this.
 
     Examples
     --------
@@ -177,25 +234,34 @@ class JunctionTree:
     0.4887
     """
 
-    def __init__(self, net: BayesianNetwork, order=None):
-        self.net = net
-        moral = moral_graph(net.parent_map())
-        self.order = list(order) if order is not None else elimination_order(moral, "min-fill")
-        cliques, edges = clique_tree(moral, self.order)
+    def __init__(self, model, order=None, max_memory_gb: float = 4.0):
+        model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
+        self.net = model
+        graph = model.interaction_graph()
+        self.order = list(order) if order is not None else elimination_order(graph, "min-fill")
+        cliques, edges = clique_tree(graph, self.order)
         self.cliques = cliques
         self.width = max(len(c) for c in cliques) - 1
-        self.arity = {v: net.arity(v) for v in net.variables}
-        # home clique of each CPT (and of evidence on its child): smallest clique holding the family
-        self.home = {}
+        self.arity = {v: model.arity(v) for v in model.variables}
+        entries = sum(math.prod(self.arity[v] for v in c) for c in cliques)
+        need = 3 * 8 * entries / 2**30          # potentials, beliefs and messages
+        if need > max_memory_gb:
+            raise MemoryBudgetExceeded(
+                f"exact inference on {model.name!r} needs about {need:.1f} GiB (elimination width "
+                f"{self.width}, {entries:.3g} table entries), over the budget of {max_memory_gb} GiB")
         potentials = [np.ones([self.arity[v] for v in c]) for c in cliques]
-        for v in net.variables:
-            family = set([v] + net.parents(v))
-            i = min((i for i, c in enumerate(cliques) if family <= set(c)),
+        self.log_const = 0.0        # potentials are rescaled to max 1; this keeps P(e) exact
+        for f in model.factors:
+            scope = set(f.variables)
+            i = min((i for i, c in enumerate(cliques) if scope <= set(c)),
                     key=lambda i: len(cliques[i]))
-            self.home[v] = i
-            f = _cpt_factor(net, v)
-            potentials[i] = _einsum(potentials[i], list(cliques[i]), f.values, list(f.variables),
-                                    list(cliques[i]))
+            p = _einsum(potentials[i], list(cliques[i]), f.values, list(f.variables),
+                        list(cliques[i]))
+            peak = p.max()
+            if peak > 0:
+                p = p / peak
+                self.log_const += math.log(peak)
+            potentials[i] = p
         self.potentials = potentials
         # rooted tree: collect order (children before parents)
         nbrs = {i: [] for i in range(len(cliques))}
@@ -212,9 +278,10 @@ class JunctionTree:
         self.neighbours = nbrs
         self.separators = {(i, j): tuple(v for v in cliques[i] if v in cliques[j])
                            for i in nbrs for j in nbrs[i]}
-        # each variable's posterior is read from the smallest clique holding it
+        # each variable's posterior is read from (and its evidence attached to)
+        # the smallest clique holding it
         self.reader = {v: min((i for i, c in enumerate(cliques) if v in c),
-                              key=lambda i: len(cliques[i])) for v in net.variables}
+                              key=lambda i: len(cliques[i])) for v in model.variables}
 
     def __repr__(self):
         return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, width {self.width}, "
@@ -236,7 +303,7 @@ class JunctionTree:
                 lam[v][b, s] = 1.0
         attached = {i: [] for i in range(len(self.cliques))}
         for v in lam:
-            attached[self.home[v]].append(v)
+            attached[self.reader[v]].append(v)
         messages = {}
         log_scale = np.zeros(batch)
 
@@ -277,7 +344,7 @@ class JunctionTree:
             beliefs[i] = _einsum(*ops, [B] + list(self.cliques[i]))
         root_total = beliefs[0].reshape(batch, -1).sum(axis=1)
         with np.errstate(divide="ignore"):
-            log_pe = log_scale + np.log(root_total)
+            log_pe = self.log_const + log_scale + np.log(root_total)
         zero = np.flatnonzero(~np.isfinite(log_pe))
         if zero.size:
             which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"

@@ -1,4 +1,4 @@
-"""File formats: BIF networks (``twlib.io.bif``) and GOBNILP ``.dat`` data (``twlib.io.dat``)."""
-from . import bif, dat
+"""File formats: BIF networks, GOBNILP ``.dat`` data and UAI competition models."""
+from . import bif, dat, uai
 
-__all__ = ["bif", "dat"]
+__all__ = ["bif", "dat", "uai"]

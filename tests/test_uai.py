@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from twlib import datasets
+from twlib.cli import main
+from twlib.inference import FactorModel, JunctionTree
+from twlib.io import uai
+
+from .conftest import needs_data
+
+SMALL = ["Segmentation/Segmentation_11", "Grids/Grids_12", "CSP/CSP_12"]
+
+
+@needs_data
+@pytest.mark.parametrize("stem", SMALL)
+def test_cli_marginals_equal_the_competition_solutions(stem, tmp_path, monkeypatch):
+    model = datasets.data_dir() / "uai" / f"{stem}.uai"
+    monkeypatch.chdir(tmp_path)
+    assert main(["uai", str(model), f"{model}.evid", "0", "MAR"]) == 0
+    ours = uai.read_mar(tmp_path / f"{model.name}.MAR")
+    reference = uai.read_mar(f"{model}.MAR")
+    assert len(ours) == len(reference)
+    for a, b in zip(ours, reference):
+        assert np.allclose(a, b, atol=1e-6)            # the reference prints 6 digits
+
+
+@needs_data
+def test_cli_refuses_beyond_the_memory_budget(tmp_path, monkeypatch, capsys):
+    model = datasets.data_dir() / "uai" / "Grids" / "Grids_12.uai"
+    monkeypatch.chdir(tmp_path)
+    assert main(["uai", str(model), f"{model}.evid", "0", "MAR", "--memory-gb", "0.0001"]) == 3
+    assert "over the budget" in capsys.readouterr().err
+    assert not (tmp_path / "Grids_12.uai.MAR").exists()
+
+
+def test_bayes_file_matches_the_network(tmp_path):
+    net = datasets.load_network("asia")
+    index = {v: str(i) for i, v in enumerate(net.variables)}
+    lines = ["BAYES", str(len(net.variables)), " ".join(str(net.arity(v)) for v in net.variables),
+             str(len(net.variables))]
+    for v in net.variables:
+        scope = net.parents(v) + [v]
+        lines.append(" ".join([str(len(scope))] + [index[u] for u in scope]))
+    for v in net.variables:
+        table = np.moveaxis(np.asarray(net.cpt(v)), 0, -1)        # child last, varying fastest
+        lines.append(f"{table.size}\n" + " ".join(repr(float(x)) for x in table.ravel()))
+    model = uai.loads("\n".join(lines))
+    ours = JunctionTree(model).posteriors({index["xray"]: 0})
+    direct = JunctionTree(net).posteriors({"xray": net.states("xray")[0]})
+    for v in net.variables:
+        assert np.allclose(ours[index[v]], direct[v], atol=1e-12)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("MARKOV\n2\n2 2\n1\n2 0 1\n3\n1 2 3\n", r"factor 0 \(token 8\) declares 3 entries"),
+    ("MARKOV\n2\n2 2\n1\n2 0 5\n4\n1 2 3 4\n", "outside 0..1"),
+    ("MARKOV\n2\n2 2\n1\n2 0 1\n4\n1 2 3\n", "file ends inside the table of factor 0"),
+    ("GRAPH\n1\n2\n", "expected MARKOV or BAYES"),
+])
+def test_malformed_uai_files_name_the_position(text, message):
+    with pytest.raises(uai.UAIError, match=message):
+        uai.loads(text, source="bad.uai")
+
+
+def test_markov_model_partition_function():
+    from twlib.inference import Factor
+    f = Factor(("a", "b"), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    model = FactorModel(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]}, [f])
+    jt = JunctionTree(model)
+    assert jt.probability_of_evidence() == pytest.approx(10.0)
+    assert np.allclose(jt.posteriors()["a"], [0.3, 0.7])

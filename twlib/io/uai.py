@@ -1,0 +1,146 @@
+"""The UAI inference-competition formats: models (``.uai``), evidence (``.evid``)
+and marginal solutions (``.MAR``).
+
+A model file holds ``MARKOV`` or ``BAYES``, the number of variables, their
+numbers of states, the number of factors, each factor's scope, and then each
+factor's table (the last variable of a scope varies fastest).  In ``BAYES``
+files the last variable of a scope is the child of a CPT.
+
+>>> text = "MARKOV\\n2\\n2 2\\n1\\n2 0 1\\n4\\n1 2 3 4\\n"
+>>> model = loads(text)
+>>> model.factors[0].values.tolist()
+[[1.0, 2.0], [3.0, 4.0]]
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..inference import Factor, FactorModel
+
+__all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "UAIError"]
+
+
+class UAIError(ValueError):
+    """A malformed UAI file; the message gives the token position."""
+
+
+class _Tokens:
+    def __init__(self, text: str, source: str):
+        self.items = text.split()
+        self.pos = 0
+        self.source = source
+
+    def next(self, what: str):
+        if self.pos >= len(self.items):
+            raise UAIError(f"{self.source}: file ends early (token {self.pos}), expected {what}")
+        tok = self.items[self.pos]
+        self.pos += 1
+        return tok
+
+    def integer(self, what: str) -> int:
+        tok = self.next(what)
+        try:
+            return int(tok)
+        except ValueError:
+            raise UAIError(f"{self.source}: token {self.pos - 1} is {tok!r}, expected {what}") from None
+
+    def numbers(self, count: int, what: str) -> np.ndarray:
+        if self.pos + count > len(self.items):
+            raise UAIError(f"{self.source}: file ends inside {what} (token {len(self.items)}): "
+                           f"{count} entries expected, {len(self.items) - self.pos} left")
+        try:
+            out = np.array(self.items[self.pos:self.pos + count], dtype=float)
+        except ValueError:
+            raise UAIError(f"{self.source}: non-numeric entry in {what} "
+                           f"(tokens {self.pos}..{self.pos + count - 1})") from None
+        self.pos += count
+        return out
+
+
+def loads(text: str, source: str = "<string>") -> FactorModel:
+    """Parse a UAI model; variables are named ``"0" .. "n-1"``, states ``"0" .. "r-1"``."""
+    tok = _Tokens(text, source)
+    kind = tok.next("MARKOV or BAYES").upper()
+    if kind not in ("MARKOV", "BAYES"):
+        raise UAIError(f"{source}: first token is {kind!r}, expected MARKOV or BAYES")
+    n = tok.integer("the number of variables")
+    cards = [tok.integer(f"the number of states of variable {i}") for i in range(n)]
+    if any(c < 1 for c in cards):
+        raise UAIError(f"{source}: every variable needs at least one state")
+    n_factors = tok.integer("the number of factors")
+    scopes = []
+    for f in range(n_factors):
+        size = tok.integer(f"the scope size of factor {f}")
+        scope = [tok.integer(f"a variable of factor {f}") for _ in range(size)]
+        bad = [v for v in scope if not 0 <= v < n]
+        if bad:
+            raise UAIError(f"{source}: factor {f} names variables {bad} outside 0..{n - 1}")
+        scopes.append(scope)
+    factors = []
+    for f, scope in enumerate(scopes):
+        start = tok.pos
+        count = tok.integer(f"the table size of factor {f}")
+        expected = int(np.prod([cards[v] for v in scope], dtype=np.int64))
+        if count != expected:
+            raise UAIError(f"{source}: factor {f} (token {start}) declares {count} entries, but its "
+                           f"scope {scope} has {expected} joint states")
+        values = tok.numbers(count, f"the table of factor {f}")
+        if np.any(values < 0):
+            raise UAIError(f"{source}: factor {f} has negative entries")
+        factors.append(Factor(tuple(str(v) for v in scope),
+                              values.reshape([cards[v] for v in scope])))
+    names = [str(i) for i in range(n)]
+    model = FactorModel(names, {v: [str(k) for k in range(c)] for v, c in zip(names, cards)},
+                        factors, name=Path(source).name)
+    model.kind = kind
+    return model
+
+
+def read(path) -> FactorModel:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such UAI model: {path}")
+    return loads(path.read_text(), source=str(path))
+
+
+def read_evidence(path) -> dict:
+    """Evidence of a ``.evid`` file as ``{variable name: state index}``.
+
+    Accepts the 2014 form (``N v1 x1 ...``) and the older one with a leading
+    count of evidence samples (the first sample is used).
+    """
+    path = Path(path)
+    items = path.read_text().split()
+    if not items:
+        return {}
+    numbers = [int(x) for x in items]
+    if len(numbers) >= 2 and len(numbers) == 2 + 2 * numbers[1] and numbers[0] == 1:
+        numbers = numbers[1:]
+    n = numbers[0]
+    if len(numbers) < 1 + 2 * n:
+        raise UAIError(f"{path}: {n} observations announced but {len(numbers) - 1} numbers follow")
+    return {str(numbers[1 + 2 * i]): numbers[2 + 2 * i] for i in range(n)}
+
+
+def write_mar(path, marginals: dict, variables) -> None:
+    """Write marginals in the competition's MAR format."""
+    parts = ["MAR", str(len(variables))]
+    for v in variables:
+        p = np.asarray(marginals[v], dtype=float)
+        parts.append(" ".join([str(len(p))] + [f"{x:.10g}" for x in p]))
+    Path(path).write_text(parts[0] + "\n" + " ".join(parts[1:]) + "\n")
+
+
+def read_mar(path) -> list:
+    """Marginals of a ``.MAR`` file as a list of arrays (one per variable)."""
+    items = Path(path).read_text().split()
+    if not items or items[0] != "MAR":
+        raise UAIError(f"{path}: expected a MAR header")
+    n, pos, out = int(items[1]), 2, []
+    for _ in range(n):
+        k = int(items[pos])
+        out.append(np.array(items[pos + 1:pos + 1 + k], dtype=float))
+        pos += 1 + k
+    return out
