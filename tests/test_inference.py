@@ -201,3 +201,31 @@ def test_random_network_respects_its_limits():
         out[p] = out.get(p, 0) + 1
     assert max(out.values()) <= 5
     net.topological_order()
+
+
+def test_loopy_bp_is_exact_on_trees_and_reports_convergence():
+    from twlib.inference import loopy_belief_propagation
+
+    net = random_network(12, n_arcs=11, max_in=1, arities=3, random_state=4)   # a forest
+    evidence = {net.variables[5]: "s1"}
+    exact = JunctionTree(net).posteriors(evidence)
+    res = loopy_belief_propagation(net, evidence, damping=0.0)
+    assert res.converged
+    for v in net.variables:
+        assert np.allclose(res.posteriors[v], exact[v], atol=1e-7)
+    loopy = datasets.load_network("alarm")
+    capped = loopy_belief_propagation(loopy, max_iter=2)
+    assert not capped.converged and capped.iterations == 2
+
+
+def test_gibbs_sampler_matches_exact_marginals_and_is_seeded():
+    from twlib.inference import gibbs_sample
+
+    net = random_network(10, n_arcs=16, max_in=3, concentration=2.0, random_state=1)
+    a = gibbs_sample(net, 20_000, burn_in=300, restarts=5, random_state=0)
+    b = gibbs_sample(net, 20_000, burn_in=300, restarts=5, random_state=0)
+    assert np.array_equal(a.values, b.values)
+    exact = JunctionTree(net).posteriors()
+    for i, v in enumerate(a.names):
+        freq = np.bincount(a.values[:, i], minlength=net.arity(v)) / a.n_rows
+        assert np.abs(freq - exact[v]).max() < 0.03
