@@ -50,7 +50,7 @@ def _einsum(*args):
         ops += [pairs[k], [local.setdefault(x, len(local)) for x in pairs[k + 1]]]
     if len(local) > 52:
         raise ValueError(f"a table over {len(local)} variables is beyond numpy's einsum")
-    return np.einsum(*ops, [local[x] for x in out], optimize=len(ops) > 4)
+    return np.einsum(*ops, [local[x] for x in out])
 
 
 # ----------------------------------------------------------------------- factors
