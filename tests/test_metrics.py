@@ -9,7 +9,8 @@ from twlib import metrics
 def test_metrics_on_known_values():
     p = {"a": [0.5, 0.5], "b": [1.0, 0.0, 0.0]}
     q = {"a": [0.25, 0.75], "b": [0.5, 0.5, 0.0]}
-    assert metrics.max_absolute_error(p, q) == pytest.approx(0.5)
+    assert metrics.max_absolute_error(p, q) == pytest.approx((0.25 + 0.5) / 2)
+    assert metrics.max_absolute_error(p, q, reduce="max") == pytest.approx(0.5)
     assert metrics.absolute_error(p, q) == pytest.approx((0.5 + 1.0) / 2)
     assert metrics.rmse(p, q) == pytest.approx(math.sqrt((2 * 0.25**2 + 2 * 0.5**2) / 5))
     kl_a = 0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75)

@@ -279,6 +279,10 @@ class JunctionTree:
         self.neighbours = nbrs
         self.separators = {(i, j): tuple(v for v in cliques[i] if v in cliques[j])
                            for i in nbrs for j in nbrs[i]}
+        # axes (after the batch axis) of clique i summed out in its message to j
+        self._outside = {(i, j): tuple(1 + k for k, v in enumerate(cliques[i])
+                                       if v not in cliques[j])
+                         for i in nbrs for j in nbrs[i]}
         # each variable's posterior is read from (and its evidence attached to)
         # the smallest clique holding it
         self.reader = {v: min((i for i, c in enumerate(cliques) if v in c),
@@ -293,7 +297,6 @@ class JunctionTree:
         """Calibrate a batch: returns (beliefs per clique, log P(e) per set)."""
         batch = len(evidence_sets)
         ev = [_evidence_indices(self.net, e) for e in evidence_sets]
-        B = ("batch",)                              # label of the leading axis
         # evidence likelihoods, attached to each observed variable's home clique
         lam = {}
         for b, e in enumerate(ev):
@@ -308,41 +311,45 @@ class JunctionTree:
         messages = {}
         log_scale = np.zeros(batch)
 
-        ones = np.ones(batch)                       # carries the batch axis into every einsum
-
-        def send(i, j):
-            ops = [self.potentials[i], list(self.cliques[i]), ones, [B]]
+        def product(i, skip=None):
+            """Clique potential times evidence and every incoming message but ``skip``'s."""
+            clique = self.cliques[i]
+            full = np.empty((batch,) + self.potentials[i].shape)
+            full[...] = self.potentials[i]
             for v in attached[i]:
-                ops += [lam[v], [B, v]]
+                full *= lam[v].reshape([batch] + [self.arity[u] if u == v else 1 for u in clique])
             for k in self.neighbours[i]:
-                if k != j:
-                    ops += [messages[k, i], [B] + list(self.separators[k, i])]
-            m = _einsum(*ops, [B] + list(self.separators[i, j]))
-            total = m.reshape(batch, -1).sum(axis=1)
-            return m, total
+                if k != skip:
+                    full *= self._expand(messages[k, i], k, i)
+            return full
 
-        for i in reversed(self.preorder):          # collect
+        def normalised(m):
+            total = m.reshape(batch, -1).sum(axis=1)
+            return m / np.where(total > 0, total, 1.0).reshape((batch,) + (1,) * (m.ndim - 1)), total
+
+        for i in reversed(self.preorder):          # collect: leaves to root
             j = self.parent[i]
             if j is None:
                 continue
-            m, total = send(i, j)
+            full = product(i, skip=j)
+            m = full.sum(axis=self._outside[i, j])
+            messages[i, j], total = normalised(m)
             with np.errstate(divide="ignore"):
                 log_scale += np.log(total)
-            messages[i, j] = m / np.where(total > 0, total, 1.0).reshape((batch,) + (1,) * (m.ndim - 1))
-        for i in self.preorder:                    # distribute
-            for j in self.neighbours[i]:
-                if self.parent.get(j) == i:
-                    m, total = send(i, j)
-                    messages[i, j] = m / np.where(total > 0, total, 1.0).reshape(
-                        (batch,) + (1,) * (m.ndim - 1))
         beliefs = {}
-        for i in set(self.reader.values()) | {0}:
-            ops = [self.potentials[i], list(self.cliques[i]), ones, [B]]
-            for v in attached[i]:
-                ops += [lam[v], [B, v]]
-            for k in self.neighbours[i]:
-                ops += [messages[k, i], [B] + list(self.separators[k, i])]
-            beliefs[i] = _einsum(*ops, [B] + list(self.cliques[i]))
+        for i in self.preorder:                    # distribute: root to leaves
+            full = product(i)
+            beliefs[i] = full
+            for j in self.neighbours[i]:
+                if self.parent.get(j) != i:
+                    continue
+                # divide out j's own message instead of re-multiplying all others
+                # (Hugin's trick; 0/0 := 0 is exact here because j's message is zero
+                # exactly where j's side of the tree makes the belief vanish)
+                incoming = self._expand(messages[j, i], j, i)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio = np.where(incoming > 0, full / np.where(incoming > 0, incoming, 1.0), 0.0)
+                messages[i, j], _ = normalised(ratio.sum(axis=self._outside[i, j]))
         root_total = beliefs[0].reshape(batch, -1).sum(axis=1)
         with np.errstate(divide="ignore"):
             log_pe = self.log_const + log_scale + np.log(root_total)
@@ -352,6 +359,15 @@ class JunctionTree:
             raise ZeroEvidenceError(f"{which} has probability zero: "
                                     f"{evidence_sets[int(zero[0])]}")
         return beliefs, log_pe
+
+    def _expand(self, message, j, i):
+        """Message from j to i (batch x separator, in j's variable order) broadcast
+        against clique i's axes."""
+        sep = self.separators[j, i]
+        order = sorted(range(len(sep)), key=lambda k: self.cliques[i].index(sep[k]))
+        m = np.transpose(message, [0] + [1 + k for k in order])
+        shape = [m.shape[0]] + [self.arity[v] if v in sep else 1 for v in self.cliques[i]]
+        return m.reshape(shape)
 
     # ---------------------------------------------------------------- public
     def posteriors_batch(self, evidence_sets, chunk: int | None = None):

@@ -32,9 +32,15 @@ def hellinger(p, q) -> float:
                           for a, b in _pairs(p, q)]))
 
 
-def max_absolute_error(p, q) -> float:
-    """Largest ``|p(x) - q(x)|`` over all variables and states."""
-    return float(max(np.abs(a - b).max() for a, b in _pairs(p, q)))
+def max_absolute_error(p, q, reduce: str = "mean") -> float:
+    """Per variable the largest ``|p(x) - q(x)|``; averaged over variables
+    (``reduce="mean"``, Nie et al. 2016's A_err) or their maximum (``"max"``)."""
+    per = [np.abs(a - b).max(axis=-1).mean() for a, b in _pairs(p, q)]
+    if reduce == "mean":
+        return float(np.mean(per))
+    if reduce == "max":
+        return float(np.max([np.abs(a - b).max() for a, b in _pairs(p, q)]))
+    raise ValueError(f"reduce must be 'mean' or 'max', got {reduce!r}")
 
 
 def absolute_error(p, q) -> float:

@@ -237,7 +237,8 @@ def _draw(values, col, pcols, arities, cumulative, uniforms):
 
 def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
                    max_out: int | None = None, arities=2, concentration: float = 0.5,
-                   random_state=None, name: str = "random") -> BayesianNetwork:
+                   window: int | None = None, random_state=None,
+                   name: str = "random") -> BayesianNetwork:
     """A random Bayesian network, as Nie et al. (2016) built rand50 and rand60.
 
     Arcs are drawn uniformly among pairs ``i -> j`` with ``i < j`` in a random
@@ -252,6 +253,9 @@ def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
         Number of arcs (default ``2 * n_vars``); fewer if the degree limits bind.
     arities : int or sequence of int
         Number of states of every variable, or one per variable.
+    window : int, optional
+        Only join variables at most this far apart in the hidden order; this
+        bounds the tree-width by ``window`` (uniform arcs give widths near n/2).
 
     >>> net = random_network(10, n_arcs=15, max_in=3, random_state=0)
     >>> len(net.arcs), max(len(net.parents(v)) for v in net.variables) <= 3
@@ -267,7 +271,9 @@ def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
         raise ValueError("every variable needs at least two states")
     names = [f"X{i}" for i in range(n_vars)]
     order = rng.permutation(n_vars)
-    pairs = [(order[a], order[b]) for a in range(n_vars) for b in range(a + 1, n_vars)]
+    reach = n_vars if window is None else window
+    pairs = [(order[a], order[b]) for a in range(n_vars)
+             for b in range(a + 1, min(n_vars, a + 1 + reach))]
     rng.shuffle(pairs)
     parents = {v: [] for v in names}
     out_degree = np.zeros(n_vars, dtype=np.int64)
