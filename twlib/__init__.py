@@ -5,10 +5,11 @@
 >>> ds.n_vars
 5
 """
-from . import counting, data, datasets, graphs, information, io, learn, network, scores
+from . import (counting, data, datasets, graphs, inference, information, io, learn, metrics,
+               network, scores)
 from .data import Dataset
 from .network import BayesianNetwork
 
-__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs",
-           "information", "io", "learn", "network", "scores"]
+__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs", "inference",
+           "information", "io", "learn", "metrics", "network", "scores"]
 __version__ = "0.1.0"
