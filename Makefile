@@ -26,7 +26,7 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest tests twlib notebooks --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Optional peers for benchmarks only: pomegranate's exact learner needs torch (the CPU
 # build; on this machine pip takes torch 2.13.0 from local disk).

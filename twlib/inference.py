@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .factors import Factor, FactorModel, ZeroEvidenceError, _einsum, cpt_factor
 from .graphs import clique_tree, elimination_order, moral_graph
 from .network import BayesianNetwork
 
@@ -29,125 +30,8 @@ __all__ = ["Factor", "FactorModel", "variable_elimination", "JunctionTree", "Zer
            "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult", "gibbs_sample"]
 
 
-class ZeroEvidenceError(ValueError):
-    """The evidence has probability zero under the network."""
-
-
 class MemoryBudgetExceeded(MemoryError):
     """Exact inference would need more memory than allowed."""
-
-
-def _einsum(*args):
-    """``np.einsum`` in sublist form with arbitrary hashable labels.
-
-    numpy accepts at most 52 distinct integer labels per call; each call here
-    relabels the ones it uses, so networks of any size work.
-    """
-    *pairs, out = args
-    local = {}
-    ops = []
-    for k in range(0, len(pairs), 2):
-        ops += [pairs[k], [local.setdefault(x, len(local)) for x in pairs[k + 1]]]
-    if len(local) > 52:
-        raise ValueError(f"a table over {len(local)} variables is beyond numpy's einsum")
-    return np.einsum(*ops, [local[x] for x in out])
-
-
-# ----------------------------------------------------------------------- factors
-@dataclass(frozen=True)
-class Factor:
-    """A non-negative table over variables; axis ``i`` of ``values`` is ``variables[i]``.
-
-    >>> f = Factor(("a",), np.array([0.2, 0.8]))
-    >>> g = Factor(("a", "b"), np.array([[0.5, 0.5], [0.1, 0.9]]))
-    >>> (f * g).marginalize(["a"]).values.round(2).tolist()
-    [0.18, 0.82]
-    """
-
-    variables: tuple
-    values: np.ndarray
-
-    def __post_init__(self):
-        if np.ndim(self.values) != len(self.variables):
-            raise ValueError(f"{len(self.variables)} variables but a {np.ndim(self.values)}-d table")
-        if len(set(self.variables)) != len(self.variables):
-            raise ValueError(f"repeated variables in {self.variables}")
-
-    def __mul__(self, other: "Factor") -> "Factor":
-        out = tuple(dict.fromkeys(self.variables + other.variables))
-        return Factor(out, _einsum(self.values, list(self.variables),
-                                   other.values, list(other.variables), list(out)))
-
-    def marginalize(self, variables) -> "Factor":
-        """Sum out ``variables``."""
-        gone = [self.variables.index(v) for v in variables]
-        keep = tuple(v for v in self.variables if v not in variables)
-        return Factor(keep, self.values.sum(axis=tuple(gone)))
-
-    def reduce(self, evidence: dict) -> "Factor":
-        """Fix observed variables to their state indices (and drop those axes)."""
-        index = tuple(evidence.get(v, slice(None)) for v in self.variables)
-        keep = tuple(v for v in self.variables if v not in evidence)
-        return Factor(keep, self.values[index])
-
-    def normalize(self) -> "Factor":
-        total = self.values.sum()
-        if total <= 0:
-            raise ZeroEvidenceError("the evidence has probability zero")
-        return Factor(self.variables, self.values / total)
-
-
-def _cpt_factor(net: BayesianNetwork, v) -> Factor:
-    return Factor((v,) + tuple(net.parents(v)), np.asarray(net.cpt(v)))
-
-
-class FactorModel:
-    """A distribution proportional to a product of non-negative factors.
-
-    Markov networks (UAI ``MARKOV`` files) are such models; a Bayesian network
-    is one whose factors are its CPTs (:meth:`from_network`).
-    """
-
-    def __init__(self, variables, states: dict, factors, name: str = "model"):
-        self.variables = list(variables)
-        self._states = {v: list(states[v]) for v in self.variables}
-        self.factors = list(factors)
-        self.name = name
-        known = set(self.variables)
-        for f in self.factors:
-            unknown = set(f.variables) - known
-            if unknown:
-                raise ValueError(f"factor over unknown variables {sorted(unknown)}")
-            shape = tuple(len(self._states[v]) for v in f.variables)
-            if f.values.shape != shape:
-                raise ValueError(f"factor over {f.variables} has shape {f.values.shape}, "
-                                 f"expected {shape}")
-            if np.any(f.values < 0) or not np.all(np.isfinite(f.values)):
-                raise ValueError(f"factor over {f.variables} has negative or non-finite entries")
-
-    @classmethod
-    def from_network(cls, net: BayesianNetwork) -> "FactorModel":
-        return cls(net.variables, {v: net.states(v) for v in net.variables},
-                   [_cpt_factor(net, v) for v in net.variables], name=net.name)
-
-    def states(self, v) -> list:
-        return list(self._states[v])
-
-    def arity(self, v) -> int:
-        return len(self._states[v])
-
-    def interaction_graph(self):
-        """Undirected graph joining every pair of variables that share a factor
-        (for a Bayesian network: its moral graph)."""
-        import itertools
-
-        import networkx as nx
-
-        graph = nx.Graph()
-        graph.add_nodes_from(self.variables)
-        for f in self.factors:
-            graph.add_edges_from(itertools.combinations(f.variables, 2))
-        return graph
 
 
 def _evidence_indices(net: BayesianNetwork, evidence) -> dict:
@@ -188,7 +72,7 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
     ev = _evidence_indices(net, evidence)
     if set(query) & set(ev):
         raise ValueError("a query variable cannot also be observed")
-    factors = [_cpt_factor(net, v).reduce(ev) for v in net.variables]
+    factors = [cpt_factor(net, v).reduce(ev) for v in net.variables]
     hidden = [v for v in net.variables if v not in ev and v not in query]
     if order is None:
         graph = moral_graph(net.parent_map())

@@ -203,7 +203,7 @@ class BayesianNetwork:
 
         >>> net = BayesianNetwork(["a"], {"a": ["x", "y"]}, {}, {"a": np.array([0.3, 0.7])})
         >>> ds = net.sample(1000, random_state=0)
-        >>> 0.25 < (ds.values[:, 0] == 0).mean() < 0.35
+        >>> bool(0.25 < (ds.values[:, 0] == 0).mean() < 0.35)
         True
         """
         if not isinstance(n, (int, np.integer)) or n < 1:

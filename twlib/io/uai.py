@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..inference import Factor, FactorModel
+from ..factors import Factor, FactorModel
 
 __all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "UAIError"]
 
