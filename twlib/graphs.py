@@ -295,6 +295,15 @@ def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
 
 
 @nb.njit(cache=True)
+def _lowest_bit(x):
+    """Index of the lowest set bit of a positive integer."""
+    i = 0
+    while (x >> i) & 1 == 0:
+        i += 1
+    return i
+
+
+@nb.njit(cache=True)
 def _q_size(adj, s, v):
     """|Q(S, v)|: vertices outside S + v adjacent to v's component in G[S + v]."""
     comp = 1 << v
@@ -304,13 +313,10 @@ def _q_size(adj, s, v):
         nxt = 0
         f = frontier
         while f:
-            low = f & -f
-            u = 0
-            while (low >> u) != 1:
-                u += 1
+            u = _lowest_bit(f)
             reach |= adj[u]
             nxt |= adj[u] & s & ~comp
-            f ^= low
+            f &= f - 1
         comp |= nxt
         frontier = nxt
     q = reach & ~s & ~(1 << v)
@@ -332,16 +338,13 @@ def _treewidth_dp(adj, n):
         best_v = 0
         rest = s
         while rest:
-            low = rest & -rest
-            v = 0
-            while (low >> v) != 1:
-                v += 1
-            prev = s & ~low
+            v = _lowest_bit(rest)
+            prev = s & ~(1 << v)
             cand = max(tw[prev], _q_size(adj, prev, v))
             if cand < best:
                 best = cand
                 best_v = v
-            rest ^= low
+            rest &= rest - 1
         tw[s] = best
         last[s] = best_v
     return tw, last
