@@ -113,6 +113,20 @@ def orient_tree(tree: nx.Graph, root=None) -> dict:
     return parents
 
 
+def _eliminate(graph: nx.Graph, order):
+    """Yield ``(node, neighbours at elimination)`` along ``order``, adding fill-in edges."""
+    order = list(order)
+    if sorted(order, key=str) != sorted(graph.nodes, key=str) or len(set(order)) != len(order):
+        raise ValueError("the order must list every node of the graph exactly once")
+    g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+    for v in order:
+        nbrs = g.pop(v)
+        for u in nbrs:
+            g[u].discard(v)
+            g[u] |= nbrs - {u}
+        yield v, nbrs
+
+
 def elimination_width(graph: nx.Graph, order) -> int:
     """Width of an elimination order: the largest number of neighbours a node has
     when it is eliminated (fill-in edges added as we go).  The tree-width of the
@@ -121,18 +135,7 @@ def elimination_width(graph: nx.Graph, order) -> int:
     >>> elimination_width(nx.cycle_graph(4), [0, 1, 2, 3])
     2
     """
-    order = list(order)
-    if sorted(order, key=str) != sorted(graph.nodes, key=str) or len(set(order)) != len(order):
-        raise ValueError("the order must list every node of the graph exactly once")
-    g = {v: set(graph.neighbors(v)) for v in graph.nodes}
-    width = 0
-    for v in order:
-        nbrs = g.pop(v)
-        width = max(width, len(nbrs))
-        for u in nbrs:
-            g[u].discard(v)
-            g[u].update(nbrs - {u})
-    return width
+    return max((len(nbrs) for _, nbrs in _eliminate(graph, order)), default=0)
 
 
 def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
@@ -239,15 +242,9 @@ def elimination_order(graph: nx.Graph, method: str = "min-fill", weights=None) -
 def induced_graph(graph: nx.Graph, order) -> nx.Graph:
     """The triangulated graph: ``graph`` plus the fill-in edges that eliminating in
     ``order`` adds.  Its maximal cliques have at most width + 1 nodes."""
-    elimination_width(graph, order)                 # validates the order
-    g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
     out = nx.Graph(graph)
-    for v in order:
-        nbrs = g.pop(v)
+    for _, nbrs in _eliminate(graph, order):
         out.add_edges_from(itertools.combinations(nbrs, 2))
-        for u in nbrs:
-            g[u].discard(v)
-            g[u] |= nbrs - {u}
     return out
 
 
@@ -359,16 +356,8 @@ def clique_tree(graph: nx.Graph, order):
     indices, chosen as a maximum spanning tree on separator sizes, which has the
     running intersection property.
     """
-    elimination_width(graph, order)
-    g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
     position = {v: i for i, v in enumerate(order)}
-    candidates = []
-    for v in order:
-        nbrs = g.pop(v)
-        candidates.append(frozenset(nbrs | {v}))
-        for u in nbrs:
-            g[u].discard(v)
-            g[u] |= nbrs - {u}
+    candidates = [frozenset(nbrs | {v}) for v, nbrs in _eliminate(graph, order)]
     cliques = []
     for c in candidates:                                   # keep the maximal ones
         if not any(c < d for d in candidates) and c not in cliques:
