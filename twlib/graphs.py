@@ -14,7 +14,8 @@ import numpy as np
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
-           "treewidth_exact", "clique_tree", "has_running_intersection"]
+           "treewidth_exact", "clique_tree", "has_running_intersection", "ktree_elimination_order",
+           "is_ktree", "ktree_cliques"]
 
 
 def find_cycle(parents: dict):
@@ -385,3 +386,67 @@ def has_running_intersection(cliques, edges) -> bool:
         if not nx.is_connected(tree.subgraph(holding)):
             return False
     return True
+
+
+# ------------------------------------------------------------------------ k-trees
+def ktree_elimination_order(graph: nx.Graph, k: int):
+    """A perfect elimination order of a k-tree (width exactly k), or None if
+    ``graph`` is not a k-tree.
+
+    A graph on more than k nodes is a k-tree exactly when nodes whose neighbours
+    form a k-clique can be removed one by one until a (k+1)-clique remains
+    (Definition 1 of Nie et al. 2016, run backwards).
+
+    >>> ktree_elimination_order(nx.path_graph(4), 1) is not None
+    True
+    >>> ktree_elimination_order(nx.cycle_graph(4), 1) is None
+    True
+    """
+    n = graph.number_of_nodes()
+    if k < 1 or n < k + 1:
+        return None
+    adj = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+    if sum(len(a) for a in adj.values()) // 2 != k * (k + 1) // 2 + (n - k - 1) * k:
+        return None
+    order = []
+    ready = [v for v in adj if _is_simplicial_k(adj, v, k)]
+    while len(adj) > k + 1:
+        while ready and (ready[-1] not in adj or not _is_simplicial_k(adj, ready[-1], k)):
+            ready.pop()
+        if not ready:
+            return None
+        v = ready.pop()
+        for u in adj.pop(v):
+            adj[u].discard(v)
+            if _is_simplicial_k(adj, u, k):
+                ready.append(u)
+        order.append(v)
+    rest = list(adj)
+    if any(len(adj[v]) != k for v in rest):
+        return None
+    return order + rest
+
+
+def _is_simplicial_k(adj, v, k) -> bool:
+    nbrs = adj[v]
+    return len(nbrs) == k and all(b in adj[a] for a, b in itertools.combinations(nbrs, 2))
+
+
+def is_ktree(graph: nx.Graph, k: int) -> bool:
+    """Is ``graph`` a k-tree?"""
+    return ktree_elimination_order(graph, k) is not None
+
+
+def ktree_cliques(graph: nx.Graph, k: int):
+    """``(k_cliques, top_cliques)``: the k-cliques and (k+1)-cliques of a k-tree, as
+    sorted tuples.  Raises ValueError if ``graph`` is not a k-tree."""
+    order = ktree_elimination_order(graph, k)
+    if order is None:
+        raise ValueError(f"the graph is not a {k}-tree")
+    top, small = set(), set()
+    for v, nbrs in _eliminate(graph, order):
+        if len(nbrs) == k:
+            top.add(tuple(sorted(nbrs | {v}, key=str)))
+    for c in top:
+        small.update(tuple(sorted(s, key=str)) for s in itertools.combinations(c, k))
+    return sorted(small, key=str), sorted(top, key=str)
