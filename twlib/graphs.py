@@ -15,7 +15,7 @@ __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
            "treewidth_exact", "clique_tree", "has_running_intersection", "ktree_elimination_order",
-           "is_ktree", "ktree_cliques"]
+           "is_ktree", "ktree_cliques", "greedy_clique"]
 
 
 def find_cycle(parents: dict):
@@ -139,6 +139,26 @@ def elimination_width(graph: nx.Graph, order) -> int:
     return max((len(nbrs) for _, nbrs in _eliminate(graph, order)), default=0)
 
 
+def greedy_clique(weights, size: int) -> list:
+    """Indices of a heavy clique of ``size`` nodes in a complete weighted graph:
+    the heaviest edge, then repeatedly the node adding the most weight (sorted).
+
+    >>> greedy_clique(np.array([[0, 5, 1], [5, 0, 2], [1, 2, 0]]), 2)
+    [0, 1]
+    """
+    w = np.asarray(weights, dtype=float)
+    n = w.shape[0]
+    if not 2 <= size <= n:
+        raise ValueError(f"a clique of {size} nodes needs 2 <= size <= {n}")
+    i, j = np.unravel_index(np.argmax(w - np.diag(np.full(n, np.inf))), w.shape)
+    clique = [int(i), int(j)]
+    while len(clique) < size:
+        gain = w[:, clique].sum(axis=1)
+        gain[clique] = -np.inf
+        clique.append(int(np.argmax(gain)))
+    return sorted(clique)
+
+
 def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
     """A k-tree over ``nodes`` built by its definition (Nie et al. 2016, Definition 1).
 
@@ -166,13 +186,7 @@ def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
         root = sorted(rng.choice(n, size=k + 1, replace=False).tolist())
     else:
         w = np.asarray(weights, dtype=float)
-        i, j = np.unravel_index(np.argmax(w - np.diag(np.full(n, np.inf))), w.shape)
-        root = [int(i), int(j)]
-        while len(root) < k + 1:
-            gain = w[:, root].sum(axis=1)
-            gain[root] = -np.inf
-            root.append(int(np.argmax(gain)))
-        root.sort()
+        root = greedy_clique(w, k + 1)
     cliques = [tuple(c) for c in itertools.combinations(root, k)]
     placed = set(root)
     steps = []

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..graphs import greedy_clique
+
 __all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information"]
 
 
@@ -51,23 +53,11 @@ def _check(mi, k, root, names):
     names = list(range(n)) if names is None else list(names)
     index = {v: i for i, v in enumerate(names)}
     if root is None:
-        root = _best_root(mi, k)
+        root = greedy_clique(mi, k + 1)
     root = tuple(sorted(index[r] if r in index else int(r) for r in root))
     if len(set(root)) != k + 1:
         raise ValueError(f"the root must hold k + 1 = {k + 1} distinct variables")
     return mi, n, names, root
-
-
-def _best_root(mi, k):
-    """Greedy (k+1)-clique of high I-score: the best pair, then the best additions."""
-    n = mi.shape[0]
-    i, j = np.unravel_index(np.argmax(mi - np.diag(np.full(n, np.inf))), mi.shape)
-    root = [int(i), int(j)]
-    while len(root) < k + 1:
-        gain = mi[:, root].sum(axis=1)
-        gain[root] = -np.inf
-        root.append(int(np.argmax(gain)))
-    return root
 
 
 def _new_cliques(clique, x, k):
