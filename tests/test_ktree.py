@@ -84,3 +84,9 @@ def test_heuristic_is_the_top_k_sum():
     assert top[0] == pytest.approx(sum(sorted(mi[0, 1:])[-2:]))
     with pytest.raises(ValueError, match="k must satisfy"):
         guided_ktree(mi, 5)
+
+
+def test_state_limit_gives_a_clear_error():
+    mi = random_mi(2, 12)
+    with pytest.raises(ValueError, match="more than 50 states"):
+        guided_ktree(mi, 3, max_states=50)

@@ -77,7 +77,7 @@ def _result(mi, names, root, steps, expanded, generated):
                        generated)
 
 
-def guided_ktree(mi, k: int, root=None, names=None) -> KTreeSearch:
+def guided_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
     """Algorithm 1 of Nie et al. (2016): a k-tree of high I-score from a root clique.
 
     Parameters
@@ -89,6 +89,9 @@ def guided_ktree(mi, k: int, root=None, names=None) -> KTreeSearch:
         Default: a greedy (k+1)-clique of high I-score.
     names : list, optional
         Variable names (default: indices).
+    max_states : int
+        Give up with a ValueError after generating this many states, instead of
+        exhausting memory (the open list can grow quickly beyond ~50 variables).
 
     >>> rng = np.random.default_rng(0)
     >>> m = rng.random((6, 6)); m = m + m.T; np.fill_diagonal(m, 0)
@@ -127,13 +130,19 @@ def guided_ktree(mi, k: int, root=None, names=None) -> KTreeSearch:
         cliques = np.array(cliques_of[s])
         rest = [x for x in range(n) if x not in placed_of[s]]
         gains = mi[np.ix_(rest, range(n))][:, cliques].sum(axis=2)       # rest x cliques
+        # Only each variable's best clique is pushed: its siblings with the same
+        # variable have the same h and less gain, so they would pop later and be
+        # closed by the step-8 rule the moment the best one pops.
+        best = np.argmax(gains, axis=1)
         for a, x in enumerate(rest):
-            for b in range(len(cliques)):
-                g = g_of[s] - gains[a, b]
-                parent.append(s), added.append(x), joined.append(tuple(cliques[b]))
-                g_of.append(g), placed_of.append(placed_of[s] | {x})
-                heapq.heappush(heap, (g + h_now + top[x], clock, len(parent) - 1))
-                clock += 1
+            g = g_of[s] - gains[a, best[a]]
+            parent.append(s), added.append(x), joined.append(tuple(cliques[best[a]]))
+            g_of.append(g), placed_of.append(placed_of[s] | {x})
+            heapq.heappush(heap, (g + h_now + top[x], clock, len(parent) - 1))
+            clock += 1
+        if len(parent) > max_states:
+            raise ValueError(f"guided k-tree search generated more than {max_states} states "
+                             f"after {expanded} expansions; raise max_states or use a smaller problem")
     raise AssertionError("the search ran out of states before placing every variable")
 
 
