@@ -7,6 +7,7 @@ of ALARM samples takes 370 kB.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -99,6 +100,14 @@ class Dataset:
 
     def __len__(self) -> int:
         return self.n_rows
+
+    @cached_property
+    def columns(self) -> np.ndarray:
+        """The codes variable-major, shape (n_vars, n_rows), contiguous and read-only:
+        the layout the counting kernels scan.  Computed once per data set."""
+        out = np.ascontiguousarray(self.values.T)
+        out.setflags(write=False)
+        return out
 
     def __repr__(self) -> str:
         return f"Dataset({self.n_rows} rows x {self.n_vars} variables, max arity {self.arities.max()})"

@@ -111,7 +111,7 @@ def mutual_information_matrix(data: Dataset, base: float = math.e) -> np.ndarray
     >>> np.round(mutual_information_matrix(ds, base=2), 6).tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
-    values_t = np.ascontiguousarray(data.values.T)
+    values_t = data.columns
     pair_a, pair_b = np.triu_indices(data.n_vars, k=1)
     return _mi_matrix_kernel(values_t, data.arities, pair_a.astype(np.int64),
                              pair_b.astype(np.int64)) / math.log(base)

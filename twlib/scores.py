@@ -208,7 +208,7 @@ def local_score(data: Dataset, child, parents=(), score: str = "bic", ess: float
         raise ValueError(f"{data.names[c]!r} cannot be its own parent")
     if len(set(p.tolist())) != len(p):
         raise ValueError(f"repeated parents in {list(parents)}")
-    values_t = np.ascontiguousarray(data.values.T)
+    values_t = data.columns
     return float(_family_score(values_t, data.arities, c, p, kind, float(ess),
                                _dense_limit(data.n_rows)))
 
@@ -344,7 +344,7 @@ class ParentSetScores:
                                                      for s in range(requested + 1))
         self.stats["pruned_size"] = data.n_vars * sum(math.comb(data.n_vars - 1, s)
                                                       for s in range(limit + 1, requested + 1))
-        values_t = np.ascontiguousarray(data.values.T)
+        values_t = data.columns
         found = self._enumerate(values_t, data.arities, rules)
         self._parents, self._scores, self._masks = [], [], []
         for sets, scores in found:
