@@ -346,15 +346,87 @@ class ParentSetScores:
                                                       for s in range(limit + 1, requested + 1))
         values_t = data.columns
         found = self._enumerate(values_t, data.arities, rules)
+        self._store([np.concatenate(sets) for sets, _ in found],
+                    [np.concatenate(scores) for _, scores in found])
+
+    def _store(self, parent_rows, scores) -> None:
+        """Keep each variable's sets (rows padded with -1) sorted best first, with masks."""
         self._parents, self._scores, self._masks = [], [], []
-        for sets, scores in found:
-            p = np.concatenate(sets)
-            sc = np.concatenate(scores)
+        for p, sc in zip(parent_rows, scores):
             order = np.argsort(-sc, kind="stable")
             self._parents.append(p[order])
             self._scores.append(sc[order])
-            self._masks.append(_masks(p[order], data.n_vars))
+            self._masks.append(_masks(p[order], len(self.names)))
         self.stats["kept"] = sum(len(sc) for sc in self._scores)
+
+    @classmethod
+    def from_candidates(cls, data: Dataset, candidates, score: str = "bic", ess: float = 1.0,
+                        prune: bool = True) -> "ParentSetScores":
+        """Score only the given parent sets of each variable, and all their subsets.
+
+        ``candidates`` maps each variable (name or index) to an iterable of parent
+        sets; a variable left out gets only the empty set.  The family is closed
+        under subsets, so with ``prune`` the "subset" rule (Wu's Theorem 7) still
+        keeps every set an optimal network restricted to this family needs.  The
+        bounded-tree-width learners use this with the cliques of a k-tree.
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 1, 1],
+        ...                                        "c": [0, 0, 1, 1]}))
+        >>> pss = ParentSetScores.from_candidates(ds, {"c": [("a", "b")]}, prune=False)
+        >>> sorted(p for p, _ in pss.sets("c"))
+        [(), ('a',), ('a', 'b'), ('b',)]
+        """
+        self = cls.__new__(cls)
+        self.kind = _check_score(score, ess)
+        self.names, self.data, self.score, self.ess = list(data.names), data, score, float(ess)
+        self.n_rows = data.n_rows
+        self.rules = ("subset",) if prune else ()
+        n = data.n_vars
+        families = [{()} for _ in range(n)]
+        for var, sets in dict(candidates).items():
+            v = self._var(var)
+            for parents in sets:
+                ps = sorted({self._var(p) for p in parents} - {v})
+                for size in range(1, len(ps) + 1):
+                    families[v].update(combinations(ps, size))
+        self.max_parents = max(len(t) for fam in families for t in fam)
+        by_size = {}
+        for v, fam in enumerate(families):
+            for t in fam:
+                by_size.setdefault(len(t), {}).setdefault(t, []).append(v)
+        values_t, found = data.columns, [dict() for _ in range(n)]
+        for size, sets in sorted(by_size.items()):
+            combos = np.array(list(sets), dtype=np.int64).reshape(len(sets), size)
+            todo = np.zeros((len(sets), n), dtype=np.bool_)
+            for row, children in enumerate(sets.values()):
+                todo[row, children] = True
+            scores = _scores_by_parent_set(values_t, data.arities, combos, todo, self.kind,
+                                           self.ess, _dense_limit(data.n_rows))
+            for row, (t, children) in enumerate(sets.items()):
+                for v in children:
+                    found[v][t] = scores[row, v]
+        total = sum(len(f) for f in found)
+        self.stats = {"candidates": total, "scored": total, "pruned_size": 0, "pruned_bound": 0,
+                      "pruned_subset": 0, "kept": 0}
+        rows, kept_scores = [], []
+        for v in range(n):
+            best_sub, keep = {}, []
+            for t in sorted(found[v], key=len):
+                below = max((max(found[v][t[:i] + t[i + 1:]], best_sub[t[:i] + t[i + 1:]])
+                             for i in range(len(t))), default=-np.inf)
+                best_sub[t] = below
+                margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
+                if not prune or found[v][t] > below + margin:
+                    keep.append(t)
+            self.stats["pruned_subset"] += len(found[v]) - len(keep)
+            padded = np.full((len(keep), self.max_parents), -1, dtype=np.int64)
+            for r, t in enumerate(keep):
+                padded[r, :len(t)] = t
+            rows.append(padded)
+            kept_scores.append(np.array([found[v][t] for t in keep]))
+        self._store(rows, kept_scores)
+        return self
 
     def _enumerate(self, values_t, arities, rules):
         """Score candidate sets level by level (by size) for all children at once.
@@ -550,9 +622,12 @@ class ParentSetScores:
         index = {nm: i for i, nm in enumerate(self.names)}
         self.score, self.ess, self.n_rows, self.kind, self.rules = score, float("nan"), 0, -1, ()
         self.data = None
-        self._parents, self._scores, self._masks = [], [], []
         width = max([len(r[2]) for _, rows in blocks for r in rows] + [0])
         self.max_parents = width
+        total = sum(len(rows) for _, rows in blocks)
+        self.stats = {"candidates": total, "scored": 0, "pruned_size": 0, "pruned_bound": 0,
+                      "pruned_subset": 0, "kept": total}
+        all_rows, all_scores = [], []
         for name, rows in blocks:
             ps = np.full((len(rows), width), -1, dtype=np.int64)
             sc = np.empty(len(rows))
@@ -565,13 +640,9 @@ class ParentSetScores:
                     else:
                         raise ValueError(f"{path}:{rno}: unknown parent {p!r} of {name!r}")
                 sc[t] = s
-            order = np.argsort(-sc, kind="stable")
-            self._parents.append(ps[order])
-            self._scores.append(sc[order])
-            self._masks.append(_masks(ps[order], n))
-        total = sum(len(s) for s in self._scores)
-        self.stats = {"candidates": total, "scored": 0, "pruned_size": 0, "pruned_bound": 0,
-                      "pruned_subset": 0, "kept": total}
+            all_rows.append(ps)
+            all_scores.append(sc)
+        self._store(all_rows, all_scores)
         return self
 
 

@@ -27,7 +27,6 @@ import numpy as np
 
 from ..graphs import topological_order
 from ..scores import ParentSetScores, local_score
-from .order_graph import _best
 from .result import LearnResult, fit_to_scores
 
 __all__ = ["order_search", "initial_orders", "order_network", "best_parent_graph",
@@ -38,16 +37,50 @@ _ONE = np.uint64(1)
 
 
 # --------------------------------------------------------------------- kernels
+# Parent sets are bitsets of one uint64 word per 64 variables, so the search
+# runs on any number of variables (the k-tree learner needs 100 and more).
+@nb.njit(cache=True)
+def _best(var, cand, masks, costs, offsets, extra=-1):
+    """Cost and index of ``var``'s best kept parent set inside the bitset ``cand``
+    plus the variable ``extra`` (none when -1)."""
+    extra_word = extra >> 6 if extra >= 0 else -1
+    extra_bit = _ONE << np.uint64(extra & 63) if extra >= 0 else np.uint64(0)
+    for t in range(offsets[var], offsets[var + 1]):
+        inside = True
+        for w in range(masks.shape[1]):
+            allowed = cand[w] | extra_bit if w == extra_word else cand[w]
+            if masks[t, w] & ~allowed != 0:
+                inside = False
+                break
+        if inside:
+            return costs[t], t
+    return np.inf, -1
+
+
+@nb.njit(cache=True)
+def _add(bits, x):
+    out = bits.copy()
+    out[x >> 6] |= _ONE << np.uint64(x & 63)
+    return out
+
+
+@nb.njit(cache=True)
+def _prefixes(order, words):
+    """``prefix[i]`` = bitset of ``order[:i]``."""
+    n = order.shape[0]
+    prefix = np.zeros((n + 1, words), dtype=np.uint64)
+    for i in range(n):
+        prefix[i + 1] = _add(prefix[i], order[i])
+    return prefix
+
+
 @nb.njit(cache=True)
 def _order_locals(order, masks, costs, offsets):
     """Cost of each variable's best parent set among its predecessors in ``order``."""
-    n = order.shape[0]
-    out = np.empty(n)
-    placed = np.uint64(0)
-    for i in range(n):
-        x = order[i]
-        out[i], _ = _best(x, placed, masks, costs, offsets)
-        placed |= _ONE << np.uint64(x)
+    prefix = _prefixes(order, masks.shape[1])
+    out = np.empty(order.shape[0])
+    for i in range(order.shape[0]):
+        out[i], _ = _best(order[i], prefix[i], masks, costs, offsets)
     return out
 
 
@@ -59,9 +92,7 @@ def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory)
     """
     n = order.shape[0]
     local = _order_locals(order, masks, costs, offsets)
-    prefix = np.zeros(n + 1, dtype=np.uint64)          # prefix[i] = set of order[:i]
-    for i in range(n):
-        prefix[i + 1] = prefix[i] | (_ONE << np.uint64(order[i]))
+    prefix = _prefixes(order, masks.shape[1])
     total = local.sum()
     trajectory[0] = total
     it = 0
@@ -74,7 +105,7 @@ def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory)
             a = order[i]
             b = order[i + 1]
             new_b, _ = _best(b, prefix[i], masks, costs, offsets)
-            new_a, _ = _best(a, prefix[i] | (_ONE << np.uint64(b)), masks, costs, offsets)
+            new_a, _ = _best(a, prefix[i], masks, costs, offsets, b)
             gain = (local[i] + local[i + 1]) - (new_a + new_b)
             if gain > 1e-9 * (1.0 + abs(total)) and gain > best_gain:
                 best_gain, best_i, best_a, best_b = gain, i, new_a, new_b
@@ -88,7 +119,7 @@ def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory)
         order[i + 1] = a
         local[i] = best_b
         local[i + 1] = best_a
-        prefix[i + 1] = prefix[i] | (_ONE << np.uint64(order[i]))
+        prefix[i + 1] = _add(prefix[i], order[i])
         total -= best_gain
         it += 1
         trajectory[it] = total
@@ -110,8 +141,12 @@ def _climb_batch(orders, masks, costs, offsets, max_iter, best_improvement):
 
 # ------------------------------------------------------------------ helpers
 def _flat(pss: ParentSetScores, allowed=None):
-    """Flat (masks, costs, offsets), optionally keeping only sets with ``allowed(var, parents)``."""
-    masks, scores, offsets = pss.flat_arrays()
+    """Flat (masks (sets, words), costs, offsets) of every variable's kept sets, best
+    first; optionally only those with ``allowed(var, parents)``."""
+    masks = np.concatenate([pss.parent_arrays(v)[2] for v in range(pss.n_vars)])
+    scores = np.concatenate([pss.parent_arrays(v)[1] for v in range(pss.n_vars)])
+    counts = [len(pss.parent_arrays(v)[1]) for v in range(pss.n_vars)]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     if allowed is None:
         return masks, -scores, offsets
     keep = np.zeros(len(masks), dtype=bool)
@@ -142,17 +177,17 @@ def order_network(pss: ParentSetScores, order, allowed=None):
     """
     masks, costs, offsets = _flat(pss, allowed)
     idx = _as_indices(pss, order)
-    parents, total, placed = {}, 0.0, np.uint64(0)
-    for x in idx:
-        c, t = _best(x, placed, masks, costs, offsets)
+    parents, total = {}, 0.0
+    prefix = _prefixes(idx, masks.shape[1])
+    for i, x in enumerate(idx):
+        c, t = _best(x, prefix[i], masks, costs, offsets)
         parents[pss.names[x]] = _parents_of(pss, masks[t])
         total += c
-        placed |= _ONE << np.uint64(x)
     return -total, parents
 
 
 def _parents_of(pss, mask):
-    return [pss.names[v] for v in range(pss.n_vars) if int(mask) >> v & 1]
+    return [pss.names[v] for v in range(pss.n_vars) if int(mask[v >> 6]) >> (v & 63) & 1]
 
 
 def best_parent_graph(pss: ParentSetScores) -> nx.DiGraph:

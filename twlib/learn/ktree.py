@@ -5,22 +5,33 @@ joined to an existing k-clique.  Its I-score is the mutual information summed
 over its edges.  :func:`guided_ktree` is the paper's Algorithm 1: best-first
 search over (variable, k-clique) moves with ``g`` = minus the I-score so far and
 ``h`` = minus, for every unplaced variable, the sum of its k largest mutual
-informations, where popping a state that adds ``X`` closes every other open
-state containing ``X``.  :func:`best_ktree` is an exact A* over the same moves
-(with duplicate detection) for small problems, the yardstick for Algorithm 1.
+informations; popping a move that adds ``X`` closes every other move of ``X``.
+:func:`best_ktree` is an exact A* over partial k-trees (with duplicate
+detection) for small problems, the yardstick for Algorithm 1.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
+import sys
+import time
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 
-from ..graphs import greedy_clique
+from ..data import Dataset
+from ..graphs import (elimination_width, greedy_clique, ktree_cliques, ktree_elimination_order,
+                      moral_graph, random_ktree)
+from ..information import mutual_information_matrix
+from ..scores import ParentSetScores
+from . import greedy, order_graph
+from .result import LearnResult, fit_to_scores
 
-__all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information"]
+__all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information", "clique_families",
+           "best_dag_in_ktree", "learn", "KTREE_SEARCHES"]
+
+KTREE_SEARCHES = ("guided", "greedy", "random")
 
 
 @dataclass
@@ -77,8 +88,17 @@ def _result(mi, names, root, steps, expanded, generated):
                        generated)
 
 
-def guided_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
+def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f") -> KTreeSearch:
     """Algorithm 1 of Nie et al. (2016): a k-tree of high I-score from a root clique.
+
+    The open set holds every move ``(X, C)`` -- an unplaced variable and a k-clique
+    of the k-tree grown so far -- ranked by ``f = g + h`` with ``g`` = minus the
+    I-score after the move and ``h`` = minus the top-k sums of the variables still
+    unplaced.  All moves in the open set extend the same graph, so ``f`` ranks them
+    by ``top_k(X) - I(X; C)``: the move that loses least against the optimistic
+    estimate.  Popping a move adds ``X`` and closes every other move of ``X`` (step 8);
+    the new vertex's k-cliques bring new moves.  The search never backtracks, which
+    is what the paper's worst-case count ``sum_m C(m, k) (n - m)`` describes.
 
     Parameters
     ----------
@@ -89,9 +109,9 @@ def guided_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000)
         Default: a greedy (k+1)-clique of high I-score.
     names : list, optional
         Variable names (default: indices).
-    max_states : int
-        Give up with a ValueError after generating this many states, instead of
-        exhausting memory (the open list can grow quickly beyond ~50 variables).
+    priority : {"f", "gain"}
+        ``"f"`` is Algorithm 1; ``"gain"`` ranks moves by ``I(X; C)`` alone, the
+        plain greedy growth, for comparison.
 
     >>> rng = np.random.default_rng(0)
     >>> m = rng.random((6, 6)); m = m + m.T; np.fill_diagonal(m, 0)
@@ -99,51 +119,33 @@ def guided_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000)
     >>> res.graph.number_of_edges()
     9
     """
+    if priority not in ("f", "gain"):
+        raise ValueError(f"priority must be 'f' or 'gain', got {priority!r}")
     mi, n, names, root = _check(mi, k, root, names)
-    top = top_k_information(mi, k)
-    # states: parent, added variable, clique, g, placed set, cliques (filled when expanded)
-    parent, added, joined, g_of, placed_of, cliques_of = [], [], [], [], [], {}
-    base_g = -sum(mi[a, b] for a, b in itertools.combinations(root, 2))
-    parent.append(-1), added.append(root[0]), joined.append(root[1:])
-    g_of.append(base_g), placed_of.append(frozenset(root))
-    cliques_of[0] = [tuple(c) for c in itertools.combinations(root, k)]
-    h_root = -sum(top[x] for x in range(n) if x not in root)
-    heap = [(base_g + h_root, 0, 0)]           # (f, insertion time, state)
-    removed_at = {}
-    clock, expanded = 1, 0
-    while heap:
-        f, t_ins, s = heapq.heappop(heap)
-        if any(removed_at.get(y, -1) > t_ins for y in placed_of[s]):
-            continue                            # closed when another state took that variable
-        if len(placed_of[s]) == n:
-            steps = []
-            while parent[s] >= 0:
-                steps.append((added[s], joined[s]))
-                s = parent[s]
-            return _result(mi, names, root, steps[::-1], expanded, len(parent))
-        if parent[s] >= 0:
-            removed_at[added[s]] = clock
-            clock += 1
-            cliques_of[s] = cliques_of[parent[s]] + _new_cliques(joined[s], added[s], k)
-        expanded += 1
-        h_now = -sum(top[x] for x in range(n) if x not in placed_of[s])
-        cliques = np.array(cliques_of[s])
-        rest = [x for x in range(n) if x not in placed_of[s]]
-        gains = mi[np.ix_(rest, range(n))][:, cliques].sum(axis=2)       # rest x cliques
-        # Only each variable's best clique is pushed: its siblings with the same
-        # variable have the same h and less gain, so they would pop later and be
-        # closed by the step-8 rule the moment the best one pops.
-        best = np.argmax(gains, axis=1)
-        for a, x in enumerate(rest):
-            g = g_of[s] - gains[a, best[a]]
-            parent.append(s), added.append(x), joined.append(tuple(cliques[best[a]]))
-            g_of.append(g), placed_of.append(placed_of[s] | {x})
-            heapq.heappush(heap, (g + h_now + top[x], clock, len(parent) - 1))
-            clock += 1
-        if len(parent) > max_states:
-            raise ValueError(f"guided k-tree search generated more than {max_states} states "
-                             f"after {expanded} expansions; raise max_states or use a smaller problem")
-    raise AssertionError("the search ran out of states before placing every variable")
+    top = top_k_information(mi, k) if priority == "f" else np.zeros(n)
+    unplaced = np.ones(n, dtype=bool)
+    unplaced[list(root)] = False
+    heap, generated = [], 0
+
+    def open_moves(clique):
+        nonlocal generated
+        rest = np.flatnonzero(unplaced)
+        for x, gap in zip(rest, top[rest] - mi[np.ix_(rest, clique)].sum(axis=1)):
+            heapq.heappush(heap, (float(gap), generated, int(x), clique))
+            generated += 1
+
+    for c in itertools.combinations(root, k):
+        open_moves(c)
+    steps = []
+    while len(steps) < n - k - 1:
+        _, _, x, c = heapq.heappop(heap)
+        if not unplaced[x]:
+            continue                            # closed: x was placed by a better move
+        unplaced[x] = False
+        steps.append((x, c))
+        for new in _new_cliques(c, x, k):
+            open_moves(new)
+    return _result(mi, names, root, steps, len(steps), generated)
 
 
 def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
@@ -193,3 +195,162 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
             raise ValueError(f"exact k-tree search passed {max_states} states; it is meant for "
                              "small problems (n <= 9)")
     raise AssertionError("the search ran out of states before placing every variable")
+
+
+# ------------------------------------------------------------- a DAG in a k-tree
+def clique_families(ktree: nx.Graph, k: int) -> dict:
+    """Each variable's largest admissible parent sets in a k-tree: ``C - {X}`` for
+    every (k+1)-clique ``C`` holding ``X``.  Any subset of one of them keeps the
+    family inside the clique, hence the moral graph inside the k-tree.
+
+    >>> fam = clique_families(nx.complete_graph(3), 2)
+    >>> fam[0]
+    [(1, 2)]
+    """
+    _, top = ktree_cliques(ktree, k)
+    families = {v: [] for v in ktree.nodes}
+    for clique in top:
+        for v in clique:
+            families[v].append(tuple(u for u in clique if u != v))
+    return families
+
+
+def _order_from_construction(ktree: nx.Graph, names) -> list:
+    root, steps = ktree.graph["construction"]
+    return list(root) + [x for x, _ in steps]
+
+
+def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: float = 1.0,
+                      method: str = "auto", restarts: int = 20, max_iter: int | None = None,
+                      random_state=None, exact_max_vars: int = 16) -> LearnResult:
+    """The best-scoring DAG whose families lie in (k+1)-cliques of ``ktree``.
+
+    ``data`` is a Dataset or a ParentSetScores already restricted to the k-tree.
+    ``method="exact"`` runs the order-graph dynamic programme on the clique-
+    restricted parent sets (optimal; ``2^n`` memory); ``"greedy"`` runs order-based
+    greedy search over them, restarted from the k-tree's construction order, FAS
+    orders and random orders (anytime, any n); ``"auto"`` is exact up to
+    ``exact_max_vars`` variables.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> from twlib.graphs import random_ktree
+    >>> ds = load_sklearn("iris")
+    >>> res = best_dag_in_ktree(ds, random_ktree(ds.names, 2, random_state=0), 2)
+    >>> res.status, res.width <= 2
+    ('optimal', True)
+    """
+    started = time.perf_counter()
+    if method not in ("auto", "exact", "greedy"):
+        raise ValueError(f"method must be 'auto', 'exact' or 'greedy', got {method!r}")
+    if isinstance(data, ParentSetScores):
+        pss = data
+    else:
+        pss = ParentSetScores.from_candidates(data, clique_families(ktree, k), score, ess)
+    n = pss.n_vars
+    if method == "exact" or (method == "auto" and n <= exact_max_vars):
+        res = order_graph.dp(pss)
+    else:
+        rng = np.random.default_rng(random_state)
+        index = {v: i for i, v in enumerate(pss.names)}
+        first = [index[v] for v in _order_from_construction(ktree, pss.names)]
+        fas = greedy.initial_orders(pss, "fas", max(1, restarts // 2), rng.integers(2**32))
+        rand = greedy.initial_orders(pss, "random", max(1, restarts - len(fas) - 1),
+                                     rng.integers(2**32))
+        orders = np.vstack([np.array([first]), fas, rand])
+        res = greedy.order_search(pss, init=orders, max_iter=max_iter or n * n)
+    order = ktree_elimination_order(ktree, k)
+    width = elimination_width(moral_graph(res.parents), order)
+    if width > k:
+        raise AssertionError(f"a DAG inside the {k}-tree has width {width} under its order")
+    res.elimination_order, res.width, res.ktree = order, width, ktree
+    res.stats["seconds"] = time.perf_counter() - started
+    res.stats["dag_method"] = "exact" if res.status == "optimal" else "greedy"
+    return res
+
+
+# ----------------------------------------------------------------- Algorithm 2
+def _check_learn(data, k, ktree_search):
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a twlib Dataset, got {type(data).__name__}")
+    if data.n_vars < 2:
+        raise ValueError(f"learning a network needs at least two variables, got {data.n_vars}")
+    if not 1 <= k < data.n_vars:
+        raise ValueError(f"the tree-width bound must satisfy 1 <= k < n = {data.n_vars}, "
+                         f"got k={k}")
+    if ktree_search not in KTREE_SEARCHES:
+        raise ValueError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
+
+
+def learn(data: Dataset, k: int, score: str = "bdeu", ess: float = 1.0,
+          time_limit: float = 600.0, max_iter: int = 100, ktree_search: str = "guided",
+          dag_method: str = "auto", restarts: int = 20, random_state=None,
+          progress: bool = False) -> LearnResult:
+    """Learn a Bayesian network of tree-width at most ``k`` (Algorithm 2 of Nie et al.).
+
+    Each iteration picks a root (k+1)-clique -- first the greedy clique of largest
+    I-score, then cliques drawn uniformly -- grows a k-tree from it, and finds the
+    best DAG inside (:func:`best_dag_in_ktree`); the best DAG found is kept.  The
+    loop stops after ``max_iter`` iterations or ``time_limit`` seconds (checked
+    between iterations), whichever comes first.
+
+    ``ktree_search`` chooses how the k-tree grows: ``"guided"`` is Algorithm 1,
+    ``"greedy"`` always adds the move of largest I-score gain, and ``"random"``
+    draws random k-trees by Definition 1, ignoring the data (the S2-style
+    baseline; its root is drawn too).
+
+    Returns a LearnResult whose ``elimination_order`` (a perfect elimination order
+    of the k-tree) certifies ``width <= k``; ``stats["history"]`` lists per
+    iteration the root, the k-tree's I-score, the DAG's score and the time.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("wine"), k=2, max_iter=3, random_state=0)
+    >>> res.width <= 2, res.stats["iterations"]
+    (True, 3)
+    """
+    _check_learn(data, k, ktree_search)
+    started = time.perf_counter()
+    rng = np.random.default_rng(random_state)
+    mi = mutual_information_matrix(data)
+    n, names = data.n_vars, list(data.names)
+    best, history, seen = None, [], set()
+    status = "complete"
+    for it in range(max_iter):
+        if it and time.perf_counter() - started > time_limit:
+            status = "time_limit"
+            break
+        root = greedy_clique(mi, k + 1) if it == 0 else sorted(rng.choice(n, k + 1, replace=False))
+        if ktree_search == "guided":
+            tree = guided_ktree(mi, k, root=root, names=names).graph
+        elif ktree_search == "greedy":
+            tree = guided_ktree(mi, k, root=root, names=names, priority="gain").graph
+        else:
+            tree = random_ktree(names, k, random_state=rng.integers(2**32))
+        key = frozenset(frozenset(e) for e in tree.edges)
+        i_sc = float(sum(mi[names.index(a), names.index(b)] for a, b in tree.edges))
+        if key in seen:
+            history.append({"iteration": it, "root": [names[r] for r in root], "i_score": i_sc,
+                            "score": np.nan, "best": best.score,
+                            "seconds": time.perf_counter() - started})
+            continue
+        seen.add(key)
+        res = best_dag_in_ktree(data, tree, k, score, ess, dag_method, restarts,
+                                random_state=rng.integers(2**32))
+        if best is None or res.score > best.score:
+            best = res
+        history.append({"iteration": it, "root": [names[r] for r in root], "i_score": i_sc,
+                        "score": res.score, "best": best.score,
+                        "seconds": time.perf_counter() - started})
+        if progress:
+            sys.stderr.write(f"\rk-tree learning: iteration {it + 1}/{max_iter}, "
+                             f"best {score} {best.score:.2f}, {history[-1]['seconds']:.0f} s")
+    if progress:
+        sys.stderr.write("\n")
+    pss = ParentSetScores.from_candidates(data, clique_families(best.ktree, k), score, ess)
+    best.network = fit_to_scores(pss, best.parents, f"ktree-{k}")
+    best.status = status
+    best.stats = {"score": score, "seconds": time.perf_counter() - started,
+                  "iterations": len(history), "distinct_ktrees": len(seen),
+                  "history": history, "ktree_search": ktree_search,
+                  "dag_method": best.stats["dag_method"]}
+    return best
+
