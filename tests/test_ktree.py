@@ -170,3 +170,9 @@ def test_bad_input_is_named():
         kt.learn(ds, 1, ktree_search="beam")
     with pytest.raises(TypeError, match="Dataset"):
         kt.learn(ds.values, 1)
+
+
+def test_exact_search_trace_shows_a_consistent_heuristic():
+    res = best_ktree(random_mi(4, 7), 2)
+    assert res.trace["largest_h_drop_over_cost"] <= 1e-12
+    assert np.all(np.diff(res.trace["f"]) >= -1e-9)

@@ -44,6 +44,7 @@ class KTreeSearch:
     steps: list            # (variable, k-clique it joined), in order
     expanded: int
     generated: int
+    trace: dict | None = None  # exact search only: popped f values, consistency slack
 
 
 def top_k_information(mi: np.ndarray, k: int) -> np.ndarray:
@@ -153,7 +154,9 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
 
     States are identified by their set of k-cliques, so each distinct partial
     k-tree is expanded once; the heuristic of Algorithm 1 is consistent, so the
-    first complete state popped is optimal.
+    first complete state popped is optimal.  ``trace`` records the ``f`` of every
+    state popped (non-decreasing under a consistent heuristic) and the largest
+    ``h(s) - h(s') - c(s, s')`` over all moves generated (never positive).
     """
     mi, n, names, root = _check(mi, k, root, names)
     top = top_k_information(mi, k)
@@ -163,10 +166,12 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
     info = {start: (frozenset(root), None, None, None)}     # placed, parent key, x, clique
     heap = [(base_g - sum(top[x] for x in range(n) if x not in root), 0, start)]
     closed, counter, expanded = set(), 1, 0
+    popped_f, worst_slack = [], -np.inf
     while heap:
         f, _, key = heapq.heappop(heap)
         if key in closed:
             continue
+        popped_f.append(f)
         placed = info[key][0]
         if len(placed) == n:
             steps = []
@@ -174,7 +179,9 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
                 _, prev, x, c = info[key]
                 steps.append((x, c))
                 key = prev
-            return _result(mi, names, root, steps[::-1], expanded, len(info))
+            res = _result(mi, names, root, steps[::-1], expanded, len(info))
+            res.trace = {"f": np.array(popped_f), "largest_h_drop_over_cost": worst_slack}
+            return res
         closed.add(key)
         expanded += 1
         h_now = -sum(top[x] for x in range(n) if x not in placed)
@@ -183,9 +190,11 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
                 continue
             for c in key:
                 new = key | frozenset(_new_cliques(c, x, k))
+                gain = mi[x, list(c)].sum()
+                worst_slack = max(worst_slack, gain - top[x])     # consistency: <= 0
                 if new in closed:
                     continue
-                g = best_g[key] - mi[x, list(c)].sum()
+                g = best_g[key] - gain
                 if g < best_g.get(new, np.inf) - 1e-12:
                     best_g[new] = g
                     info[new] = (placed | {x}, key, x, c)
