@@ -71,3 +71,17 @@ def best_network_score(sets_of) -> float:
             placed.add(v)
         best = max(best, total)
     return best
+
+
+def full_joint(net) -> np.ndarray:
+    """The joint distribution of a network as one table (axes in ``net.variables`` order)."""
+    names = net.variables
+    joint = np.ones([net.arity(v) for v in names])
+    for v in names:
+        axes = [names.index(v)] + [names.index(p) for p in net.parents(v)]
+        cpt = np.transpose(np.asarray(net.cpt(v)), np.argsort(axes))
+        shape = [1] * len(names)
+        for ax, size in zip(sorted(axes), cpt.shape):
+            shape[ax] = size
+        joint = joint * cpt.reshape(shape)
+    return joint

@@ -9,21 +9,13 @@ from twlib import BayesianNetwork, datasets, graphs
 from twlib.inference import Factor, JunctionTree, ZeroEvidenceError, variable_elimination
 from twlib.network import random_network
 
+from . import naive
+
 
 def brute_force(net, evidence):
     """Posteriors by enumerating the full joint distribution."""
     names = net.variables
-    arity = [net.arity(v) for v in names]
-    joint = np.ones(arity)
-    for i, v in enumerate(names):
-        axes = [names.index(v)] + [names.index(p) for p in net.parents(v)]
-        cpt = np.asarray(net.cpt(v))
-        shape = [1] * len(names)
-        order = np.argsort(axes)
-        cpt = np.transpose(cpt, order)
-        for ax, size in zip(sorted(axes), cpt.shape):
-            shape[ax] = size
-        joint = joint * cpt.reshape(shape)
+    joint = naive.full_joint(net)
     for v, s in evidence.items():
         index = [slice(None)] * len(names)
         mask = np.zeros(net.arity(v))

@@ -6,10 +6,10 @@
 5
 """
 from . import (counting, data, datasets, graphs, inference, information, io, learn, metrics,
-               network, scores)
+               network, queries, scores, strength)
 from .data import Dataset
 from .network import BayesianNetwork
 
 __all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs", "inference",
-           "information", "io", "learn", "metrics", "network", "scores"]
+           "information", "io", "learn", "metrics", "network", "queries", "scores", "strength"]
 __version__ = "0.1.0"

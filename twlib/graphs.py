@@ -15,7 +15,8 @@ __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
            "treewidth_exact", "clique_tree", "has_running_intersection", "ktree_elimination_order",
-           "is_ktree", "ktree_cliques", "greedy_clique"]
+           "is_ktree", "ktree_cliques", "greedy_clique", "order_arcs", "pattern",
+           "structural_hamming_distance"]
 
 
 def find_cycle(parents: dict):
@@ -464,3 +465,73 @@ def ktree_cliques(graph: nx.Graph, k: int):
     for c in top:
         small.update(tuple(sorted(s, key=str)) for s in itertools.combinations(c, k))
     return sorted(small, key=str), sorted(top, key=str)
+
+
+# ------------------------------------------------------ equivalence classes
+def order_arcs(parents: dict) -> list:
+    """Chickering's ORDER-ARCS: arcs sorted by their head's topological position
+    (lowest first) and, for one head, by their tail's position (highest first)."""
+    order = topological_order(parents)
+    position = {v: i for i, v in enumerate(order)}
+    return [(x, y) for y in order
+            for x in sorted(parents[y], key=position.__getitem__, reverse=True)]
+
+
+def pattern(parents: dict):
+    """The pattern (CPDAG) of a DAG by Chickering's FIND-PATTERN (Rosland's Algorithm 1).
+
+    Returns ``(compelled, reversible)``: the set of arcs ``(x, y)`` that every
+    Markov-equivalent DAG shares, and the set of edges (frozensets) whose
+    direction varies across the equivalence class.
+
+    >>> compelled, reversible = pattern({"a": [], "b": [], "c": ["a", "b"]})
+    >>> sorted(compelled), reversible
+    ([('a', 'c'), ('b', 'c')], set())
+    """
+    arcs = order_arcs(parents)
+    pa = {v: set(ps) for v, ps in parents.items()}
+    label = dict.fromkeys(arcs)                   # None = unknown
+    while True:
+        x, y = next(((x, y) for x, y in arcs if label[x, y] is None), (None, None))
+        if x is None:
+            break
+        for w in [w for w in pa[x] if label[w, x] == "compelled"]:
+            if w not in pa[y]:
+                for z in pa[y]:
+                    label[z, y] = "compelled"
+                break
+            label[w, y] = "compelled"
+        else:
+            kind = ("compelled" if any(z != x and z not in pa[x] for z in pa[y])
+                    else "reversible")
+            for z in pa[y]:
+                if label[z, y] is None:
+                    label[z, y] = kind
+    compelled = {a for a, lab in label.items() if lab == "compelled"}
+    reversible = {frozenset(a) for a, lab in label.items() if lab == "reversible"}
+    return compelled, reversible
+
+
+def _pair_states(parents: dict, as_pattern: bool) -> dict:
+    if as_pattern:
+        compelled, reversible = pattern(parents)
+        states = {frozenset(a): a for a in compelled}
+        states.update({e: "undirected" for e in reversible})
+        return states
+    return {frozenset((p, v)): (p, v) for v, ps in parents.items() for p in ps}
+
+
+def structural_hamming_distance(a: dict, b: dict, patterns: bool = True) -> int:
+    """Number of node pairs whose connection differs between two graphs (parent maps
+    over the same nodes): absent in one, or oriented differently.  With ``patterns``
+    the graphs' patterns are compared, so Markov-equivalent DAGs are at distance 0.
+
+    >>> structural_hamming_distance({"a": [], "b": ["a"]}, {"a": ["b"], "b": []})
+    0
+    >>> structural_hamming_distance({"a": [], "b": ["a"]}, {"a": ["b"], "b": []}, patterns=False)
+    1
+    """
+    if set(a) != set(b):
+        raise ValueError(f"the graphs have different nodes: {sorted(set(a) ^ set(b), key=str)[:5]}")
+    sa, sb = _pair_states(a, patterns), _pair_states(b, patterns)
+    return sum(sa.get(pair) != sb.get(pair) for pair in set(sa) | set(sb))

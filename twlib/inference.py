@@ -283,6 +283,34 @@ class JunctionTree:
         posts, _ = self.posteriors_batch([evidence or {}])
         return {v: p[0] for v, p in posts.items()}
 
+    def joint(self, variables, evidence=None) -> np.ndarray:
+        """``P(variables | evidence)`` as an array with one axis per variable (in the
+        order given), for variables that share a clique of the tree, such as a
+        family of the network (its moral graph joins it into one clique).
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> jt.joint(["either", "tub", "lung"]).shape
+        (2, 2, 2)
+        """
+        variables = list(variables)
+        unknown = [v for v in variables if v not in self.arity]
+        if unknown:
+            raise KeyError(f"unknown variables {unknown}")
+        if len(set(variables)) != len(variables):
+            raise ValueError(f"variables repeat: {variables}")
+        holders = [i for i, c in enumerate(self.cliques) if set(variables) <= set(c)]
+        if not holders:
+            raise ValueError(f"{variables} share no clique of the junction tree; "
+                             "joint() answers only within a clique")
+        i = min(holders, key=lambda i: len(self.cliques[i]))
+        beliefs, _ = self._run([evidence or {}])
+        clique = list(self.cliques[i])
+        table = beliefs[i][0].sum(axis=tuple(k for k, v in enumerate(clique) if v not in variables))
+        kept = [v for v in clique if v in variables]
+        table = np.transpose(table, [kept.index(v) for v in variables])
+        return table / table.sum()
+
     def log_probability_of_evidence(self, evidence=None) -> float:
         """Natural log of ``P(evidence)``."""
         return float(self._run([evidence or {}])[1][0])
