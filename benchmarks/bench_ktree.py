@@ -58,8 +58,11 @@ def main():
         row["paper S2+"] = pub["S2+"]
         row["paper best"] = pub[["MILP", "TWILP", "S2+", "K&P+"]].max()
         rows.append(row)
-        print(pd.DataFrame([row]).to_string(index=False, header=len(rows) == 1), flush=True)
+        print(f"{paper_name}: done", flush=True)
+    if not rows:
+        raise SystemExit("bench_ktree: none of the data sets was found; set TWLIB_DATA")
     frame = pd.DataFrame(rows)
+    print(frame.to_string(index=False))
     ours = frame[["guided", "greedy"]].max(axis=1)
     ratio = (frame["S2-like s"] / frame[["guided s", "greedy s"]].mean(axis=1)).median()
     beats = int((ours > frame["S2-like"]).sum())

@@ -177,8 +177,9 @@ class JunctionTree:
                 f"largest table {max(p.size for p in self.potentials)})")
 
     # ------------------------------------------------------------- internals
-    def _run(self, evidence_sets):
-        """Calibrate a batch: returns (beliefs per clique, log P(e) per set)."""
+    def _run(self, evidence_sets, allow_zero: bool = False):
+        """Calibrate a batch: returns (beliefs per clique, log P(e) per set).  Evidence
+        of probability zero raises ZeroEvidenceError unless ``allow_zero``."""
         batch = len(evidence_sets)
         ev = [_evidence_indices(self.net, e) for e in evidence_sets]
         # evidence likelihoods, attached to each observed variable's home clique
@@ -238,7 +239,7 @@ class JunctionTree:
         with np.errstate(divide="ignore"):
             log_pe = self.log_const + log_scale + np.log(root_total)
         zero = np.flatnonzero(~np.isfinite(log_pe))
-        if zero.size:
+        if zero.size and not allow_zero:
             which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
             raise ZeroEvidenceError(f"{which} has probability zero: "
                                     f"{evidence_sets[int(zero[0])]}")
@@ -314,6 +315,20 @@ class JunctionTree:
     def log_probability_of_evidence(self, evidence=None) -> float:
         """Natural log of ``P(evidence)``."""
         return float(self._run([evidence or {}])[1][0])
+
+    def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None) -> np.ndarray:
+        """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3).tolist()
+        [0.0, -4.566]
+        """
+        evidence_sets = list(evidence_sets)
+        if chunk is None:
+            chunk = max(1, int(32_000_000 // max(p.size for p in self.potentials)))
+        return np.concatenate([self._run(evidence_sets[i:i + chunk], allow_zero=True)[1]
+                               for i in range(0, len(evidence_sets), chunk)])
 
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""

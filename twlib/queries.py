@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .factors import ZeroEvidenceError
 from .inference import JunctionTree
 from .network import BayesianNetwork
 
@@ -93,20 +92,18 @@ def generate_queries(net: BayesianNetwork, kind: str, count: int, random_state=N
         raise ValueError("count must be >= 0 and max_evidence >= 1")
     rng = np.random.default_rng(random_state)
     skeleton = net.to_networkx().to_undirected()
-    if reject_impossible and jt is None and kind != "marginal":
+    if reject_impossible and jt is None:
         jt = JunctionTree(net)
-    out, attempts = [], 0
+    out, drawn = [], 0
     while len(out) < count:
-        query = _draw(net, kind, rng, skeleton, max_evidence)
-        attempts += 1
-        if attempts > 100 * max(count, 1):
+        batch = [_draw(net, kind, rng, skeleton, max_evidence) for _ in range(count - len(out))]
+        drawn += len(batch)
+        if drawn > 100 * max(count, 1):
             raise ValueError(f"could not draw {count} {kind} queries with possible evidence")
-        if reject_impossible and query.evidence:
-            try:
-                jt.log_probability_of_evidence(query.evidence_dict)
-            except ZeroEvidenceError:
-                continue
-        out.append(query)
+        if reject_impossible:
+            possible = np.isfinite(jt.log_probabilities_of_evidence([q.evidence_dict for q in batch]))
+            batch = [q for q, ok in zip(batch, possible) if ok]
+        out.extend(batch)
     return out
 
 
