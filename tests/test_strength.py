@@ -162,3 +162,15 @@ def test_impossible_evidence_is_redrawn():
     assert all(dict(q.evidence).get("x", "0") == "0" for q in qs)
     with pytest.raises(ValueError, match="kind"):
         queries.generate_queries(net, "nearest", 1)
+
+
+def test_distance_queries_on_a_disconnected_network():
+    parents = {"a": [], "b": ["a"], "c": [], "d": []}
+    net = BayesianNetwork(list(parents), {v: ["0", "1"] for v in parents}, parents,
+                          {"a": np.array([0.5, 0.5]), "b": np.array([[0.9, 0.2], [0.1, 0.8]]),
+                           "c": np.array([0.3, 0.7]), "d": np.array([0.6, 0.4])})
+    for kind in ("min_distance", "max_distance"):
+        qs = queries.generate_queries(net, kind, 30, random_state=1)
+        assert all(1 <= len(q.evidence) <= 3 for q in qs)
+    near = queries.generate_queries(net, "min_distance", 30, random_state=2)
+    assert all(dict(q.evidence).keys() <= {"a", "b"} for q in near if q.variable in "ab")

@@ -69,7 +69,7 @@ def _draw(net, kind, rng, skeleton, max_evidence):
         observed = []
         if kind != "marginal":
             others, weights = _evidence_weights(net, q, kind, skeleton)
-            size = min(int(rng.integers(1, max_evidence + 1)), len(others))
+            size = min(int(rng.integers(1, max_evidence + 1)), int((weights > 0).sum()))
             pick = rng.choice(len(others), size=size, replace=False, p=weights / weights.sum())
             observed = [others[i] for i in pick]
     evidence = tuple(sorted((v, net.states(v)[rng.integers(net.arity(v))]) for v in observed))
