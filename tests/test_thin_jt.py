@@ -68,3 +68,68 @@ def test_ltci_separates_independent_blocks():
     assert sorted(map(sorted, groups)) == [[1, 2], [3, 4]]
     one = thin_jt.ltci(range(5), {0}, thin_jt.InformationOracle(ds), delta=-1.0, q=2)
     assert one == [frozenset({1, 2, 3, 4})]
+
+
+def sample_from_ktree(n, k, rows, seed, noise=0.05):
+    """Rows from a width-k junction tree whose cliques are strongly tied (parity of
+    each new variable's clique, flipped with probability ``noise``), and its cliques."""
+    import pandas as pd
+    from twlib import Dataset, graphs
+    g = graphs.random_ktree(range(n), k, random_state=seed)
+    root, steps = g.graph["construction"]
+    rng = np.random.default_rng(seed)
+    x = {}
+    for i, r in enumerate(root):
+        par = root[:i]
+        x[r] = (np.bitwise_xor.reduce([x[p] for p in par]) ^ (rng.random(rows) < noise)
+                if par else rng.integers(0, 2, rows))
+    for v, c in steps:
+        x[v] = np.bitwise_xor.reduce([x[p] for p in c]) ^ (rng.random(rows) < noise)
+    ds = Dataset.from_pandas(pd.DataFrame({f"v{v}": x[v].astype(int) for v in range(n)}))
+    _, top = graphs.ktree_cliques(g, k)
+    return ds, {tuple(f"v{u}" for u in sorted(c)) for c in top}
+
+
+@pytest.mark.parametrize("n, k, search", [(7, 2, "lazy"), (8, 3, "lazy"), (7, 2, "binary"),
+                                          (9, 2, "binary")])
+def test_lpacjt_recovers_a_strongly_connected_junction_tree(n, k, search):
+    from twlib import graphs
+    ds, truth = sample_from_ktree(n, k, 5000, seed=1)
+    jt = thin_jt.learn(ds, k, search=search)
+    assert {tuple(sorted(c)) for c in jt.cliques} == truth
+    assert jt.width == k and graphs.has_running_intersection(jt.cliques, jt.edges)
+    assert all(len(s) == k for s in jt.separators)
+
+
+def test_projection_is_a_normalised_distribution_and_matches_inference():
+    from twlib.inference import JunctionTree
+    ds, _ = sample_from_ktree(6, 2, 400, seed=3)
+    jt = thin_jt.learn(ds, 2, alpha=2.0)
+    states = [np.arange(2)] * 6
+    grid = np.array(list(itertools.product(*states)))
+    from twlib import Dataset
+    every = Dataset(grid.astype(np.uint8), ds.names, [ds.states[i] for i in range(6)])
+    probs = np.exp([jt.log_likelihood(every.take([i])) for i in range(len(grid))])
+    assert probs.sum() == pytest.approx(1.0)
+    post = JunctionTree(jt.to_factor_model()).posteriors()
+    for c, table in zip(jt.cliques, jt.tables):
+        axis = tuple(range(1, len(c)))
+        assert np.allclose(post[c[0]], table.sum(axis=axis))
+    assert jt.log_likelihood(ds, per_row=True) == pytest.approx(
+        np.mean([jt.log_likelihood(ds.take([i])) for i in range(ds.n_rows)]))
+
+
+def test_consistent_tree_is_none_without_decomposable_components():
+    comps = {frozenset({0}): [frozenset({1, 2, 3})], frozenset({1}): [frozenset({0, 2, 3})],
+             frozenset({2}): [frozenset({0, 1, 3})], frozenset({3}): [frozenset({0, 1, 2})]}
+    assert thin_jt.find_consistent_tree(comps, 1) is None
+
+
+def test_bad_input_is_named():
+    ds, _ = sample_from_ktree(5, 1, 100, seed=0)
+    with pytest.raises(ValueError, match="1 <= k <= n - 2"):
+        thin_jt.learn(ds, 4)
+    with pytest.raises(ValueError, match="search"):
+        thin_jt.learn(ds, 1, search="exhaustive")
+    with pytest.raises(ValueError, match="alpha"):
+        thin_jt.learn(ds, 1, alpha=0)

@@ -8,19 +8,33 @@
 * :func:`ltci` (the paper's Algorithm 2) partitions the variables outside a
   separator ``S`` into groups that ``S`` cannot separate: it merges the groups of
   every small set ``A`` whose weakest split ``min_X I(X; A - X | S)`` exceeds a
-  threshold.
+  threshold;
+* :func:`find_consistent_tree` (Algorithm 4, FindConsistentTreeDPGreedy) assembles
+  a junction tree of width k from such components by dynamic programming with
+  greedy decomposition checks;
+* :class:`ThinJunctionTree` holds the result with the projection of the empirical
+  distribution on it (the paper's eq. 1), its test log-likelihood, and a
+  conversion to a factor model the inference module can query;
+* :func:`learn` is LPACJT: the threshold is raised lazily (section 5) until a tree
+  is found, testing hyper-edges only where they can change a component.
 """
 from __future__ import annotations
 
 import itertools
 import math
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..counting import count
 from ..data import Dataset
+from ..factors import Factor, FactorModel
+from ..graphs import has_running_intersection
 from ..information import entropy
 
-__all__ = ["InformationOracle", "queyranne", "ltci", "split_strength"]
+__all__ = ["InformationOracle", "queyranne", "ltci", "split_strength", "find_consistent_tree",
+           "ThinJunctionTree", "learn"]
 
 
 class InformationOracle:
@@ -38,6 +52,7 @@ class InformationOracle:
     def __init__(self, data: Dataset):
         self.data = data
         self._entropy = {frozenset(): 0.0}
+        self.calls = 0
 
     def entropy(self, variables) -> float:
         key = frozenset(variables)
@@ -47,6 +62,7 @@ class InformationOracle:
 
     def __call__(self, a, b, s=()) -> float:
         a, b, s = frozenset(a), frozenset(b), frozenset(s)
+        self.calls += 1
         if not a or not b:
             raise ValueError("A and B must each hold at least one variable")
         if a & b or a & s or b & s:
@@ -121,3 +137,280 @@ def ltci(variables, separator, oracle, delta: float, q: int):
                 for v in merged:
                     group[v] = merged
     return sorted(set(group.values()), key=lambda g: sorted(g))
+
+
+# ------------------------------------------------------- consistent junction trees
+def find_consistent_tree(components: dict, k: int):
+    """FindConsistentTreeDPGreedy (Chechetka & Guestrin's Algorithm 4).
+
+    ``components`` maps each separator (a frozenset of k variables) to the groups
+    (frozensets) its LTCI partition puts on separate sides.  A component ``(S, Q)``
+    is decomposable when some ``x`` in ``Q`` and disjoint decomposable components
+    ``(S', Q')`` with ``S'`` inside ``S + x`` cover ``Q - x``; candidates are tried
+    greedily, smallest components first.  Returns ``(cliques, edges)`` of a
+    junction tree whose cliques have k + 1 variables, from the first separator all
+    of whose components are decomposable, or None.
+
+    >>> comps = {frozenset({1}): [frozenset({0}), frozenset({2})],
+    ...          frozenset({0}): [frozenset({1, 2})], frozenset({2}): [frozenset({0, 1})]}
+    >>> find_consistent_tree(comps, 1)
+    ([(0, 1), (1, 2)], [(0, 1)])
+    """
+    order = sorted(((s, q) for s, groups in components.items() for q in groups),
+                   key=lambda c: (len(c[1]), sorted(c[0]), sorted(c[1])))
+    decomposable = {}                    # separator -> decomposable groups
+    recipe = {}                          # (S, Q) -> (x, [(S', Q'), ...])
+    for sep, group in order:
+        for x in sorted(group):
+            rest = group - {x}
+            chosen, covered = [], frozenset()
+            for y in sorted(sep):
+                sub_sep = (sep - {y}) | {x}
+                for sub in decomposable.get(sub_sep, ()):
+                    if sub <= rest and not sub & covered:
+                        chosen.append((sub_sep, sub))
+                        covered |= sub
+            if covered == rest:
+                recipe[sep, group] = (x, chosen)
+                decomposable.setdefault(sep, []).append(group)
+                break
+    for sep in sorted(components, key=sorted):
+        groups = components[sep]
+        if groups and all((sep, g) in recipe for g in groups):
+            return _assemble(sep, groups, recipe)
+    return None
+
+
+def _assemble(root_sep, groups, recipe):
+    cliques, edges = [], []
+
+    def build(sep, group):
+        x, subs = recipe[sep, group]
+        here = len(cliques)
+        cliques.append(tuple(sorted(sep | {x})))
+        for sub in subs:
+            edges.append((here, build(*sub)))
+        return here
+
+    tops = [build(root_sep, g) for g in groups]
+    edges += [(tops[0], t) for t in tops[1:]]
+    if not has_running_intersection(cliques, edges):
+        raise AssertionError("assembled tree violates the running intersection property")
+    return cliques, edges
+
+
+# ----------------------------------------------------------------- the model
+@dataclass
+class ThinJunctionTree:
+    """A junction tree over a data set's variables with the empirical distribution
+    projected on it: ``P(x) = prod_C P(x_C) / prod_S P(x_S)`` (clique and
+    separator marginals of the training data with a total pseudo-count ``alpha``
+    spread uniformly over each table's cells, which keeps all marginals mutually
+    consistent).
+
+    Attributes: ``cliques`` and ``separators`` (tuples of variable names), ``edges``
+    (index pairs), ``width``, the fitted ``tables`` and search ``stats``.
+    """
+
+    names: list
+    states: dict
+    cliques: list
+    edges: list
+    tables: list = field(repr=False)
+    separator_tables: list = field(repr=False)
+    stats: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def fit(cls, data: Dataset, cliques, edges, alpha: float = 1.0, stats=None):
+        """Project ``data`` on the junction tree ``(cliques, edges)`` (variable indices)."""
+        if alpha <= 0:
+            raise ValueError(f"the pseudo-count alpha must be positive, got {alpha}")
+        if not has_running_intersection(cliques, edges):
+            raise ValueError("the cliques and edges do not form a junction tree")
+
+        def marginal(vs):
+            vs = sorted(vs)
+            shape = [int(data.arities[v]) for v in vs]
+            c = (count(data.values, vs, shape).to_dense() if vs
+                 else np.array(float(data.n_rows)))
+            return (c + alpha / max(1, int(np.prod(shape)))) / (data.n_rows + alpha)
+
+        tables = [marginal(c) for c in cliques]
+        seps = [tuple(sorted(set(cliques[i]) & set(cliques[j]))) for i, j in edges]
+        names = list(data.names)
+        return cls(names, {v: list(data.states[i]) for i, v in enumerate(names)},
+                   [tuple(names[v] for v in sorted(c)) for c in cliques], list(edges), tables,
+                   [marginal(s) for s in seps], dict(stats or {}))
+
+    @property
+    def separators(self) -> list:
+        return [tuple(v for v in self.cliques[i] if v in self.cliques[j]) for i, j in self.edges]
+
+    @property
+    def width(self) -> int:
+        return max(len(c) for c in self.cliques) - 1
+
+    def log_likelihood(self, data: Dataset, per_row: bool = False):
+        """Log-likelihood (nats) of ``data``; mean per row with ``per_row``."""
+        index = {v: i for i, v in enumerate(data.names)}
+        missing = set(self.names) - set(index)
+        if missing:
+            raise KeyError(f"the data lack variables {sorted(missing)[:5]}")
+        cols = data.columns
+        total = 0.0
+        for scope, table, sign in ([(c, t, 1.0) for c, t in zip(self.cliques, self.tables)]
+                                   + [(s, t, -1.0) for s, t in zip(self.separators,
+                                                                   self.separator_tables)]):
+            idx = tuple(cols[index[v]].astype(np.int64) for v in scope)
+            total += sign * float(np.log(table[idx]).sum())
+        return total / data.n_rows if per_row else total
+
+    def to_factor_model(self) -> FactorModel:
+        """The tree as a Markov network (clique marginals over separator marginals)."""
+        factors = [Factor(c, t) for c, t in zip(self.cliques, self.tables)]
+        factors += [Factor(s, 1.0 / t) for s, t in zip(self.separators, self.separator_tables)
+                    if s]
+        return FactorModel(self.names, self.states, factors, name="thin-junction-tree")
+
+
+# ------------------------------------------------------------------- LPACJT
+class _Separator:
+    """Hyper-edges tested for one separator, and its components at a threshold."""
+
+    def __init__(self, sep, rest):
+        self.sep, self.rest = sep, rest
+        self.edges = {}                      # frozenset A -> strength
+
+    def components(self, delta):
+        parent = {v: v for v in self.rest}
+
+        def find(v):
+            while parent[v] != v:
+                parent[v] = parent[parent[v]]
+                v = parent[v]
+            return v
+
+        for subset, strength in self.edges.items():
+            if strength > delta:
+                first, *others = [find(v) for v in subset]
+                for o in others:
+                    parent[o] = first
+        groups = {}
+        for v in self.rest:
+            groups.setdefault(find(v), set()).add(v)
+        return [frozenset(g) for g in groups.values()]
+
+
+def _test_spanning_sets(state, oracle, delta, q, sizes):
+    """Test untested sets that join two or more components at ``delta``; True if one
+    of them is stronger than ``delta`` (the components change)."""
+    changed = False
+    for size in sizes:
+        groups = state.components(delta)
+        where = {v: i for i, g in enumerate(groups) for v in g}
+        for subset in itertools.combinations(sorted(state.rest), size):
+            key = frozenset(subset)
+            if key in state.edges or len({where[v] for v in subset}) < 2:
+                continue
+            state.edges[key] = split_strength(oracle, state.sep, key)
+            if state.edges[key] > delta:
+                changed = True
+                groups = state.components(delta)
+                where = {v: i for i, g in enumerate(groups) for v in g}
+    return changed
+
+
+def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
+          search: str = "lazy") -> ThinJunctionTree:
+    """LPACJT: a junction tree of width ``k`` from data (Chechetka & Guestrin 2007).
+
+    ``search="lazy"`` raises the threshold to the weakest remaining hyper-edge
+    until a tree is found, testing only hyper-edges that join components and
+    re-testing, once a tree is found, those around its separators (section 5);
+    ``"binary"`` bisects the threshold over ``[0, log R]``, running LTCI for every
+    separator at each step (the baseline).  ``q`` is LTCI's largest set (default
+    k + 2, as in the paper's Algorithm 3).  ``stats`` records the threshold, the
+    number of conditional-MI evaluations and distinct entropies, and the time.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> jt = learn(load_sklearn("iris"), 2)
+    >>> jt.width, len(jt.cliques)
+    (2, 3)
+    """
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a twlib Dataset, got {type(data).__name__}")
+    n = data.n_vars
+    if not 1 <= k <= n - 2:
+        raise ValueError(f"a junction tree of width k over n = {n} variables needs "
+                         f"1 <= k <= n - 2, got k={k}")
+    if search not in ("lazy", "binary"):
+        raise ValueError(f"search must be 'lazy' or 'binary', got {search!r}")
+    q = k + 2 if q is None else q
+    if q < 2:
+        raise ValueError(f"q must be at least 2, got {q}")
+    started = time.perf_counter()
+    oracle = InformationOracle(data)
+    seps = [frozenset(c) for c in itertools.combinations(range(n), k)]
+    if search == "lazy":
+        tree, delta, rounds = _lazy(n, seps, oracle, q, k)
+    else:
+        tree, delta, rounds = _binary(n, seps, oracle, q, k, data)
+    stats = {"delta": delta, "entropies": oracle.cached, "oracle_calls": oracle.calls,
+             "rounds": rounds, "search": search, "q": q,
+             "seconds": time.perf_counter() - started}
+    return ThinJunctionTree.fit(data, *tree, alpha=alpha, stats=stats)
+
+
+def _lazy(n, seps, oracle, q, k):
+    states = {s: _Separator(s, frozenset(range(n)) - s) for s in seps}
+    delta, rounds = -math.inf, 0
+    for state in states.values():               # at delta = -inf every tested edge holds
+        _test_spanning_sets(state, oracle, delta, q, sizes=[2])
+    while True:
+        rounds += 1
+        comps = {s: st.components(delta) for s, st in states.items()}
+        tree = find_consistent_tree(comps, k)
+        if tree is None:
+            above = [v for st in states.values() for v in st.edges.values() if v > delta]
+            delta = min(above)
+            continue
+        cliques, edges = tree
+        used = {frozenset(set(cliques[i]) & set(cliques[j])) for i, j in edges}
+        changed = False
+        for sep in used:
+            changed |= _test_spanning_sets(states[sep], oracle, delta, q, range(2, q + 1))
+        if not changed:
+            return tree, delta, rounds
+
+
+def _binary(n, seps, oracle, q, k, data, steps: int = 12):
+    low, high = 0.0, math.log(max(int(data.arities.max()), 2))
+    best = None
+    cache = {}
+    for _ in range(steps):
+        mid = (low + high) / 2
+        comps = {}
+        for s in seps:
+            comps[s] = ltci(range(n), s, _Memo(oracle, s, cache), mid, q)
+        tree = find_consistent_tree(comps, k)
+        if tree is None:
+            low = mid
+        else:
+            best, high = (tree, mid), mid
+    if best is None:
+        comps = {s: [frozenset([v]) for v in range(n) if v not in s] for s in seps}
+        best = (find_consistent_tree(comps, k), high)
+    return best[0], best[1], steps
+
+
+class _Memo:
+    """An oracle wrapper so the binary search evaluates each split once."""
+
+    def __init__(self, oracle, sep, cache):
+        self.oracle, self.sep, self.cache = oracle, sep, cache
+
+    def __call__(self, a, b, s=()):
+        key = (frozenset(a), frozenset(b), frozenset(s))
+        if key not in self.cache:
+            self.cache[key] = self.oracle(a, b, s)
+        return self.cache[key]
