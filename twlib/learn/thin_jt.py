@@ -324,9 +324,10 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
           search: str = "lazy") -> ThinJunctionTree:
     """LPACJT: a junction tree of width ``k`` from data (Chechetka & Guestrin 2007).
 
-    ``search="lazy"`` raises the threshold to the weakest remaining hyper-edge
-    until a tree is found, testing only hyper-edges that join components and
-    re-testing, once a tree is found, those around its separators (section 5);
+    ``search="lazy"`` raises the threshold over the strengths of the hyper-edges
+    tested so far until a tree is found (bisecting over them rather than stepping
+    edge by edge), testing only hyper-edges that join components, and re-testing,
+    once a tree is found, those around its separators (section 5);
     ``"binary"`` bisects the threshold over ``[0, log R]``, running LTCI for every
     separator at each step (the baseline).  ``q`` is LTCI's largest set (default
     k + 2, as in the paper's Algorithm 3).  ``stats`` records the threshold, the
@@ -366,13 +367,25 @@ def _lazy(n, seps, oracle, q, k):
     delta, rounds = -math.inf, 0
     for state in states.values():               # at delta = -inf every tested edge holds
         _test_spanning_sets(state, oracle, delta, q, sizes=[2])
+    def tree_at(d):
+        return find_consistent_tree({s: st.components(d) for s, st in states.items()}, k)
+
     while True:
         rounds += 1
-        comps = {s: st.components(delta) for s, st in states.items()}
-        tree = find_consistent_tree(comps, k)
+        tree = tree_at(delta)
         if tree is None:
-            above = [v for st in states.values() for v in st.edges.values() if v > delta]
-            delta = min(above)
+            # the smallest tested strength at which a tree appears, by bisection over
+            # the sorted strengths (a tree always exists once every edge is gone)
+            above = sorted({v for st in states.values() for v in st.edges.values() if v > delta})
+            lo, hi = 0, len(above) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                rounds += 1
+                if tree_at(above[mid]) is None:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            delta = above[lo]
             continue
         cliques, edges = tree
         used = {frozenset(set(cliques[i]) & set(cliques[j])) for i, j in edges}
