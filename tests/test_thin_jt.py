@@ -133,3 +133,14 @@ def test_bad_input_is_named():
         thin_jt.learn(ds, 1, search="exhaustive")
     with pytest.raises(ValueError, match="alpha"):
         thin_jt.learn(ds, 1, alpha=0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 6))
+def test_split_strength_is_the_weakest_split(seed, size):
+    ds = random_dataset(seed, n_vars=size + 1, n_rows=150, max_arity=3)
+    oracle = thin_jt.InformationOracle(ds)
+    a = frozenset(range(size))
+    f = lambda x: oracle(x, a - x, {size}) if x != a else 0.0
+    assert thin_jt.split_strength(oracle, {size}, a) == pytest.approx(brute_min(f, sorted(a)),
+                                                                       abs=1e-12)
