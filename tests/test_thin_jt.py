@@ -31,13 +31,19 @@ def test_queyranne_equals_brute_force_on_cut_functions(seed, n):
     assert value == pytest.approx(cut(subset)) and 0 < len(subset) < n
 
 
+def information_split(seed, size, n_rows):
+    """An oracle over ``size + 1`` random variables and ``f(X) = I(X; A - X | last)``
+    on ``A`` = the first ``size`` of them."""
+    ds = random_dataset(seed, n_vars=size + 1, n_rows=n_rows, max_arity=3)
+    oracle = thin_jt.InformationOracle(ds)
+    a = frozenset(range(size))
+    return oracle, a, lambda x: oracle(x, a - x, {size}) if x != a else 0.0
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 7))
 def test_queyranne_equals_brute_force_on_mutual_information_splits(seed, n):
-    ds = random_dataset(seed, n_vars=n + 1, n_rows=200, max_arity=3)
-    oracle = thin_jt.InformationOracle(ds)
-    a = frozenset(range(n))
-    f = lambda x: oracle(x, a - x, {n}) if x != a else 0.0
+    _, a, f = information_split(seed, n, 200)
     assert thin_jt.queyranne(f, sorted(a))[0] == pytest.approx(brute_min(f, sorted(a)), abs=1e-12)
 
 
@@ -138,9 +144,6 @@ def test_bad_input_is_named():
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 6))
 def test_split_strength_is_the_weakest_split(seed, size):
-    ds = random_dataset(seed, n_vars=size + 1, n_rows=150, max_arity=3)
-    oracle = thin_jt.InformationOracle(ds)
-    a = frozenset(range(size))
-    f = lambda x: oracle(x, a - x, {size}) if x != a else 0.0
+    oracle, a, f = information_split(seed, size, 150)
     assert thin_jt.split_strength(oracle, {size}, a) == pytest.approx(brute_min(f, sorted(a)),
                                                                        abs=1e-12)

@@ -143,9 +143,9 @@ def _climb_batch(orders, masks, costs, offsets, max_iter, best_improvement):
 def _flat(pss: ParentSetScores, allowed=None):
     """Flat (masks (sets, words), costs, offsets) of every variable's kept sets, best
     first; optionally only those with ``allowed(var, parents)``."""
-    masks = np.concatenate([pss.parent_arrays(v)[2] for v in range(pss.n_vars)])
-    scores = np.concatenate([pss.parent_arrays(v)[1] for v in range(pss.n_vars)])
-    counts = [len(pss.parent_arrays(v)[1]) for v in range(pss.n_vars)]
+    _, score_rows, mask_rows = zip(*(pss.parent_arrays(v) for v in range(pss.n_vars)))
+    masks, scores = np.concatenate(mask_rows), np.concatenate(score_rows)
+    counts = [len(row) for row in score_rows]
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     if allowed is None:
         return masks, -scores, offsets

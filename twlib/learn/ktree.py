@@ -21,12 +21,12 @@ import networkx as nx
 import numpy as np
 
 from ..data import Dataset
-from ..graphs import (elimination_width, greedy_clique, ktree_cliques, ktree_elimination_order,
-                      moral_graph, random_ktree)
+from ..graphs import (elimination_width, greedy_clique, i_score, ktree_cliques,
+                      ktree_elimination_order, moral_graph, random_ktree)
 from ..information import mutual_information_matrix
 from ..scores import ParentSetScores
 from . import greedy, order_graph
-from .result import LearnResult, fit_to_scores
+from .result import LearnResult
 
 __all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information", "clique_families",
            "best_dag_in_ktree", "learn", "KTREE_SEARCHES"]
@@ -224,7 +224,7 @@ def clique_families(ktree: nx.Graph, k: int) -> dict:
     return families
 
 
-def _order_from_construction(ktree: nx.Graph, names) -> list:
+def _order_from_construction(ktree: nx.Graph) -> list:
     root, steps = ktree.graph["construction"]
     return list(root) + [x for x, _ in steps]
 
@@ -261,7 +261,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
     else:
         rng = np.random.default_rng(random_state)
         index = {v: i for i, v in enumerate(pss.names)}
-        first = [index[v] for v in _order_from_construction(ktree, pss.names)]
+        first = [index[v] for v in _order_from_construction(ktree)]
         fas = greedy.initial_orders(pss, "fas", max(1, restarts // 2), rng.integers(2**32))
         rand = greedy.initial_orders(pss, "random", max(1, restarts - len(fas) - 1),
                                      rng.integers(2**32))
@@ -335,27 +335,23 @@ def learn(data: Dataset, k: int, score: str = "bdeu", ess: float = 1.0,
         else:
             tree = random_ktree(names, k, random_state=rng.integers(2**32))
         key = frozenset(frozenset(e) for e in tree.edges)
-        i_sc = float(sum(mi[names.index(a), names.index(b)] for a, b in tree.edges))
-        if key in seen:
-            history.append({"iteration": it, "root": [names[r] for r in root], "i_score": i_sc,
-                            "score": np.nan, "best": best.score,
-                            "seconds": time.perf_counter() - started})
-            continue
-        seen.add(key)
-        res = best_dag_in_ktree(data, tree, k, score, ess, dag_method, restarts,
-                                random_state=rng.integers(2**32))
-        if best is None or res.score > best.score:
-            best = res
-        history.append({"iteration": it, "root": [names[r] for r in root], "i_score": i_sc,
-                        "score": res.score, "best": best.score,
-                        "seconds": time.perf_counter() - started})
+        dag_score = np.nan                       # a k-tree seen before is not searched again
+        if key not in seen:
+            seen.add(key)
+            res = best_dag_in_ktree(data, tree, k, score, ess, dag_method, restarts,
+                                    random_state=rng.integers(2**32))
+            dag_score = res.score
+            if best is None or res.score > best.score:
+                best = res
+        history.append({"iteration": it, "root": [names[r] for r in root],
+                        "i_score": i_score(tree, mi, names), "score": dag_score,
+                        "best": best.score, "seconds": time.perf_counter() - started})
         if progress:
             sys.stderr.write(f"\rk-tree learning: iteration {it + 1}/{max_iter}, "
                              f"best {score} {best.score:.2f}, {history[-1]['seconds']:.0f} s")
     if progress:
         sys.stderr.write("\n")
-    pss = ParentSetScores.from_candidates(data, clique_families(best.ktree, k), score, ess)
-    best.network = fit_to_scores(pss, best.parents, f"ktree-{k}")
+    best.network.name = f"ktree-{k}"       # fitted by the DAG search with the same score
     best.status = status
     best.stats = {"score": score, "seconds": time.perf_counter() - started,
                   "iterations": len(history), "distinct_ktrees": len(seen),

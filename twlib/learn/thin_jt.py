@@ -418,13 +418,9 @@ def _lazy(n, seps, oracle, q, k):
 def _binary(n, seps, oracle, q, k, data, steps: int = 12):
     low, high = 0.0, math.log(max(int(data.arities.max()), 2))
     best = None
-    cache = {}
     for _ in range(steps):
         mid = (low + high) / 2
-        comps = {}
-        for s in seps:
-            comps[s] = ltci(range(n), s, _Memo(oracle, s, cache), mid, q)
-        tree = find_consistent_tree(comps, k)
+        tree = find_consistent_tree({s: ltci(range(n), s, oracle, mid, q) for s in seps}, k)
         if tree is None:
             low = mid
         else:
@@ -434,15 +430,3 @@ def _binary(n, seps, oracle, q, k, data, steps: int = 12):
         best = (find_consistent_tree(comps, k), high)
     return best[0], best[1], steps
 
-
-class _Memo:
-    """An oracle wrapper so the binary search evaluates each split once."""
-
-    def __init__(self, oracle, sep, cache):
-        self.oracle, self.sep, self.cache = oracle, sep, cache
-
-    def __call__(self, a, b, s=()):
-        key = (frozenset(a), frozenset(b), frozenset(s))
-        if key not in self.cache:
-            self.cache[key] = self.oracle(a, b, s)
-        return self.cache[key]
