@@ -25,21 +25,240 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from ..counting import count
 from ..data import Dataset
 from ..factors import Factor, FactorModel
 from ..graphs import has_running_intersection
-from ..information import entropy
 
-__all__ = ["InformationOracle", "queyranne", "ltci", "split_strength", "find_consistent_tree",
+__all__ = ["InformationOracle", "queyranne", "ltci", "find_consistent_tree",
            "ThinJunctionTree", "learn"]
 
 
+# ------------------------------------------------------------ compiled kernels
+# Variable sets are int64 bit masks (so at most 62 variables); every joint entropy
+# is cached in a numba dictionary keyed by its mask.
+_DENSE_CELLS = 1 << 20                   # joint spaces up to this size are counted densely
+
+
+@nb.njit(cache=True)
+def _set_entropy(values_t, arities, mask, cells, keys):
+    """Plug-in entropy (nats) of the variables in ``mask``; ``cells`` is a zeroed
+    scratch table (left zeroed) and ``keys`` a per-row scratch vector."""
+    n = values_t.shape[1]
+    keys[:] = 0
+    size = 1
+    v = 0
+    m = mask
+    while m:
+        if m & 1:
+            r = arities[v]
+            for i in range(n):
+                keys[i] = keys[i] * r + values_t[v, i]
+            size *= r
+        m >>= 1
+        v += 1
+    s = 0.0
+    if size <= cells.shape[0]:
+        for i in range(n):
+            cells[keys[i]] += 1
+        for i in range(n):
+            c = cells[keys[i]]
+            if c > 0:
+                s += c * math.log(c)
+                cells[keys[i]] = 0
+    else:
+        ordered = np.sort(keys)
+        run = 1
+        for i in range(1, n + 1):
+            if i < n and ordered[i] == ordered[i - 1]:
+                run += 1
+            else:
+                s += run * math.log(run)
+                run = 1
+    return math.log(n) - s / n
+
+
+@nb.njit(cache=True)
+def _cached_entropy(cache, values_t, arities, mask, cells, keys):
+    if mask == 0:
+        return 0.0
+    if mask in cache:
+        return cache[mask]
+    h = _set_entropy(values_t, arities, mask, cells, keys)
+    cache[mask] = h
+    return h
+
+
+@nb.njit(cache=True)
+def _split_value(cache, values_t, arities, sep, full, x, h_joint, h_sep, cells, keys):
+    """``I(X; A - X | S)`` from cached entropies (``full`` = A)."""
+    return (_cached_entropy(cache, values_t, arities, sep | x, cells, keys)
+            + _cached_entropy(cache, values_t, arities, sep | (full ^ x), cells, keys)
+            - h_joint - h_sep)
+
+
+@nb.njit(cache=True)
+def _strength(cache, values_t, arities, sep, bits, stop, cells, keys):
+    """``min_X I(X; A - X | S)`` for ``A`` = the variables in ``bits`` (one bit each):
+    every split for up to five variables (at most 15), Queyranne's algorithm on
+    the symmetric submodular function ``X -> I(X; A - X | S)`` above that.  Returns
+    early, with the weakest split seen so far, once that is ``<= stop``: a caller
+    asking only "stronger than stop?" needs no more (``stop = -inf``: exact)."""
+    s = bits.shape[0]
+    full = 0
+    for i in range(s):
+        full |= bits[i]
+    h_sep = _cached_entropy(cache, values_t, arities, sep, cells, keys)
+    h_joint = _cached_entropy(cache, values_t, arities, sep | full, cells, keys)
+    best = np.inf
+    if s <= 5:
+        # splits X not holding the first variable; the s splits that cut off one
+        # variable come first, as they are the likeliest to be weak
+        n_splits = (1 << (s - 1)) - 1
+        for phase in range(2):
+            for t in range(1, n_splits + 1):
+                single = (t & (t - 1)) == 0 or t == n_splits
+                if single != (phase == 0):
+                    continue
+                x = 0
+                for i in range(s - 1):
+                    if (t >> i) & 1:
+                        x |= bits[i + 1]
+                value = _split_value(cache, values_t, arities, sep, full, x, h_joint, h_sep,
+                                     cells, keys)
+                if value < best:
+                    best = value
+                    if best <= stop:
+                        return max(best, 0.0)
+    else:
+        groups = bits.copy()
+        g = s
+        while g > 1:
+            placed = groups[0]
+            free = np.ones(g, dtype=np.bool_)
+            free[0] = False
+            last, before = 0, 0
+            for _ in range(g - 1):
+                pick, pick_score = -1, np.inf
+                for u in range(g):
+                    if free[u]:
+                        score = (_split_value(cache, values_t, arities, sep, full,
+                                              placed | groups[u], h_joint, h_sep, cells, keys)
+                                 - _split_value(cache, values_t, arities, sep, full, groups[u],
+                                                h_joint, h_sep, cells, keys))
+                        if score < pick_score:
+                            pick, pick_score = u, score
+                free[pick] = False
+                placed |= groups[pick]
+                before, last = last, pick
+            value = _split_value(cache, values_t, arities, sep, full, groups[last], h_joint,
+                                 h_sep, cells, keys)
+            if value < best:
+                best = value
+                if best <= stop:
+                    break
+            groups[before] |= groups[last]     # merge the pendant pair
+            groups[last] = groups[g - 1]
+            g -= 1
+    return max(best, 0.0)
+
+
+@nb.njit(cache=True)
+def _root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@nb.njit(cache=True)
+def _merge_pass(cache, values_t, arities, sep, rest, parent, size, delta, tested, record,
+                touching, cells, keys):
+    """LTCI's inner loop for one separator and one set size: every ``size``-subset
+    of ``rest`` that meets the mask ``touching``, whose variables lie in two or
+    more components (union-find ``parent`` over positions of ``rest``) and, with
+    ``record``, is not yet in ``tested`` gets its strength (stored in ``tested``
+    with ``record``); one above ``delta`` merges the components.  A strength is
+    computed only until a split at most ``delta`` shows up: the value stored is
+    then an upper bound that is itself at most ``delta``, which is exact for
+    every decision at thresholds ``>= delta`` (the lazy search only raises it).
+    Returns the number of strengths computed."""
+    m = rest.shape[0]
+    idx = np.arange(size)
+    bits = np.empty(size, dtype=np.int64)
+    evaluated = 0
+    while True:
+        first = _root(parent, idx[0])
+        spans = False
+        for i in range(1, size):
+            if _root(parent, idx[i]) != first:
+                spans = True
+                break
+        if spans:
+            mask = 0
+            for i in range(size):
+                bits[i] = np.int64(1) << rest[idx[i]]
+                mask |= bits[i]
+            if (mask & touching) != 0 and not (record and mask in tested):
+                strength = _strength(cache, values_t, arities, sep, bits, delta, cells, keys)
+                evaluated += 1
+                if record:
+                    tested[mask] = strength
+                if strength > delta:
+                    for i in range(1, size):
+                        parent[_root(parent, idx[i])] = _root(parent, idx[0])
+        i = size - 1
+        while i >= 0 and idx[i] == m - size + i:
+            i -= 1
+        if i < 0:
+            return evaluated
+        idx[i] += 1
+        for j in range(i + 1, size):
+            idx[j] = idx[j - 1] + 1
+
+
+@nb.njit(cache=True)
+def _edge_components(tested, rest, delta):
+    """Union-find roots over positions of ``rest`` joined by tested sets stronger
+    than ``delta``."""
+    where = np.full(64, -1, dtype=np.int64)
+    for i in range(rest.shape[0]):
+        where[rest[i]] = i
+    parent = np.arange(rest.shape[0])
+    for mask, strength in tested.items():
+        if strength > delta:
+            first = -1
+            v = 0
+            m = mask
+            while m:
+                if m & 1:
+                    if first < 0:
+                        first = _root(parent, where[v])
+                    else:
+                        parent[_root(parent, where[v])] = first
+                m >>= 1
+                v += 1
+    for i in range(rest.shape[0]):
+        parent[i] = _root(parent, i)
+    return parent
+
+
+@nb.njit(cache=True)
+def _strength_values(tested):
+    out = np.empty(len(tested))
+    for i, strength in enumerate(tested.values()):
+        out[i] = strength
+    return out
+
+
+# ------------------------------------------------------------------ the oracle
 class InformationOracle:
     """Conditional mutual information ``I(A; B | S)`` (nats) of variable-index sets,
-    estimated from data, with every joint entropy cached.
+    estimated from data, with every joint entropy cached (compiled counting; sets
+    are bit masks, so at most 62 variables).
 
     >>> import pandas as pd
     >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1] * 50, "b": [0, 1] * 50,
@@ -47,18 +266,38 @@ class InformationOracle:
     >>> oracle = InformationOracle(ds)
     >>> round(oracle({0}, {1}), 4), round(oracle({0}, {2}, {1}), 4)
     (0.6931, 0.0)
+    >>> round(oracle.strength({0, 1, 2}), 4)     # the weakest split: {c} against {a, b}
+    0.0
     """
 
+    MAX_VARIABLES = 62
+
     def __init__(self, data: Dataset):
+        if data.n_vars > self.MAX_VARIABLES:
+            raise ValueError(f"the information oracle handles at most {self.MAX_VARIABLES} "
+                             f"variables (sets are 64-bit masks), got {data.n_vars}")
         self.data = data
-        self._entropy = {frozenset(): 0.0}
-        self.calls = 0
+        self.values_t = data.columns
+        self.arities = np.asarray(data.arities, dtype=np.int64)
+        self._log_arity = np.log2(np.maximum(self.arities, 1))
+        self.cache = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
+        self.cells = np.zeros(_DENSE_CELLS, dtype=np.int64)
+        self.keys = np.empty(data.n_rows, dtype=np.int64)
+        self.calls = 0          # conditional-MI evaluations asked for from Python
+        self.strengths = 0      # split strengths computed (hyper-edges tested)
+
+    def mask(self, variables) -> int:
+        variables = sorted(set(variables))
+        if variables and not 0 <= variables[0] <= variables[-1] < self.data.n_vars:
+            raise ValueError(f"variable indices must lie in 0..{self.data.n_vars - 1}")
+        if self._log_arity[variables].sum() >= 62:
+            raise ValueError(f"the joint space of {len(variables)} variables overflows "
+                             "64-bit keys")
+        return _bits(variables)
 
     def entropy(self, variables) -> float:
-        key = frozenset(variables)
-        if key not in self._entropy:
-            self._entropy[key] = entropy(self.data, sorted(key))
-        return self._entropy[key]
+        return _cached_entropy(self.cache, self.values_t, self.arities, self.mask(variables),
+                               self.cells, self.keys)
 
     def __call__(self, a, b, s=()) -> float:
         a, b, s = frozenset(a), frozenset(b), frozenset(s)
@@ -71,10 +310,38 @@ class InformationOracle:
                  - self.entropy(s))
         return max(value, 0.0)
 
+    def strength(self, subset, separator=()) -> float:
+        """``min_X I(X; A - X | S)`` over non-empty proper ``X`` of ``A``: how
+        strongly the variables of ``A`` hang together given ``S`` (every split for
+        up to five variables, Queyranne's algorithm above)."""
+        subset, separator = sorted(set(subset)), set(separator)
+        if len(subset) < 2:
+            raise ValueError("a split needs a set of at least two variables")
+        if separator & set(subset):
+            raise ValueError("the set and the separator must be disjoint")
+        self.mask(list(separator) + subset)             # validates indices and key size
+        bits = np.array([1 << v for v in subset], dtype=np.int64)
+        self.strengths += 1
+        return _strength(self.cache, self.values_t, self.arities, self.mask(separator), bits,
+                         -np.inf, self.cells, self.keys)
+
+    def merge_pass(self, sep_mask, rest, parent, size, delta, tested=None, touching=-1) -> int:
+        """Run the compiled LTCI pass (see ``_merge_pass``); counts the strengths."""
+        record = tested is not None
+        if tested is None:
+            tested = _EMPTY_TESTED
+        done = _merge_pass(self.cache, self.values_t, self.arities, sep_mask, rest, parent,
+                           size, delta, tested, record, touching, self.cells, self.keys)
+        self.strengths += done
+        return done
+
     @property
     def cached(self) -> int:
         """Number of joint entropies computed so far."""
-        return len(self._entropy) - 1
+        return len(self.cache)
+
+
+_EMPTY_TESTED = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
 
 
 def queyranne(f, elements):
@@ -85,6 +352,7 @@ def queyranne(f, elements):
     round builds an ordering that adds, next, the group ``u`` minimising
     ``f(W + u) - f(u)``; its last two groups form a pendant pair, the last one
     alone is a candidate minimiser, and the pair is merged for the next round.
+    (The compiled split strength of LPACJT runs the same rounds on bit masks.)
 
     >>> edges = [(0, 1), (1, 2), (2, 3), (0, 2)]
     >>> cut = lambda X: sum((a in X) != (b in X) for a, b in edges)
@@ -111,20 +379,23 @@ def queyranne(f, elements):
     return best_value, best_set
 
 
-def split_strength(oracle, separator, subset) -> float:
-    """``min_X I(X; A - X | S)`` over non-empty proper ``X`` of ``A``: how strongly
-    the variables of ``A`` hang together given ``S``.  Sets of up to four variables
-    (at most seven splits) are split exhaustively, which takes fewer evaluations
-    than Queyranne's algorithm; larger ones use it."""
-    subset, separator = frozenset(subset), frozenset(separator)
-    members = sorted(subset)
-    if len(members) <= 4:
-        rest = members[1:]               # each split once: the side without members[0]
-        return min(oracle(subset - side, side, separator)
-                   for r in range(1, len(rest) + 1)
-                   for side in map(frozenset, itertools.combinations(rest, r)))
-    return queyranne(lambda x: oracle(x, subset - x, separator) if x != subset else 0.0,
-                     members)[0]
+@nb.njit(cache=True)
+def _component_masks(rest, roots):
+    """Bit masks of the components given each position's union-find root, in order
+    of first appearance."""
+    slot = np.full(rest.shape[0], -1, dtype=np.int64)
+    out = np.zeros(rest.shape[0], dtype=np.int64)
+    k = 0
+    for i in range(rest.shape[0]):
+        if slot[roots[i]] < 0:
+            slot[roots[i]] = k
+            k += 1
+        out[slot[roots[i]]] |= np.int64(1) << rest[i]
+    return out[:k]
+
+
+def _members(mask: int) -> frozenset:
+    return frozenset(v for v in range(mask.bit_length()) if mask >> v & 1)
 
 
 def ltci(variables, separator, oracle, delta: float, q: int):
@@ -134,20 +405,139 @@ def ltci(variables, separator, oracle, delta: float, q: int):
     anything).  Returns a list of frozensets.
     """
     separator = frozenset(separator)
-    rest = sorted(set(variables) - separator)
-    group = {v: frozenset([v]) for v in rest}
-    for size in range(2, q + 1):
-        for subset in itertools.combinations(rest, size):
-            if len({group[v] for v in subset}) == 1:
-                continue
-            if split_strength(oracle, separator, subset) > delta:
-                merged = frozenset().union(*{group[v] for v in subset})
-                for v in merged:
-                    group[v] = merged
-    return sorted(set(group.values()), key=lambda g: sorted(g))
+    rest = np.array(sorted(set(variables) - separator), dtype=np.int64)
+    parent = np.arange(len(rest))
+    sep_mask = oracle.mask(separator)
+    oracle.mask(list(separator) + rest[np.argsort(-oracle.arities[rest])][:q].tolist())
+    for size in range(2, min(q, len(rest)) + 1):
+        oracle.merge_pass(sep_mask, rest, parent, size, delta)
+    roots = np.array([_root(parent, i) for i in range(len(rest))])
+    return sorted(map(_members, _component_masks(rest, roots).tolist()), key=sorted)
 
 
 # ------------------------------------------------------- consistent junction trees
+@nb.njit(cache=True)
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
+
+
+@nb.njit(cache=True)
+def _consistent_tree(sep_masks, sep_lookup, comp_sep, comp_mask):
+    """The DP of Algorithm 4 on bit masks.  Components ``(sep_masks[comp_sep[c]],
+    comp_mask[c])`` come grouped by separator in a fixed order; they are processed
+    by size (stable).  Returns the index of the first separator all of whose
+    components are decomposable (or -1) and each component's recipe: the added
+    variable ``x`` (-1: not decomposable) and its sub-components, a slice of ``subs``."""
+    n_comp = comp_mask.shape[0]
+    sizes = np.empty(n_comp, dtype=np.int64)
+    total = 0
+    for c in range(n_comp):
+        sizes[c] = _popcount(comp_mask[c])
+        total += sizes[c]
+    order = np.argsort(sizes, kind="mergesort")
+    n_sep = sep_masks.shape[0]
+    head = np.full(n_sep, -1, dtype=np.int64)   # decomposable components of each
+    tail = np.full(n_sep, -1, dtype=np.int64)   # separator, as a linked list
+    link = np.full(n_comp, -1, dtype=np.int64)
+    rec_x = np.full(n_comp, -1, dtype=np.int64)
+    sub_start = np.zeros(n_comp, dtype=np.int64)
+    sub_count = np.zeros(n_comp, dtype=np.int64)
+    subs = np.empty(total, dtype=np.int64)
+    used = 0
+    for c in order:
+        sep, group = sep_masks[comp_sep[c]], comp_mask[c]
+        g = group
+        while g:
+            xbit = g & -g
+            g ^= xbit
+            rest = group ^ xbit
+            covered = 0
+            start = used
+            s = sep
+            while s:
+                ybit = s & -s
+                s ^= ybit
+                sub_sep = (sep ^ ybit) | xbit
+                if sub_sep not in sep_lookup:
+                    continue
+                d = head[sep_lookup[sub_sep]]
+                while d >= 0:
+                    sub = comp_mask[d]
+                    if (sub & ~rest) == 0 and (sub & covered) == 0:
+                        subs[used] = d
+                        used += 1
+                        covered |= sub
+                    d = link[d]
+            if covered == rest:
+                rec_x[c] = _popcount(xbit - 1)
+                sub_start[c], sub_count[c] = start, used - start
+                i = comp_sep[c]
+                if head[i] < 0:
+                    head[i] = c
+                else:
+                    link[tail[i]] = c
+                tail[i] = c
+                break
+            used = start
+    complete = np.zeros(n_sep, dtype=np.bool_)
+    for c in range(n_comp):
+        complete[comp_sep[c]] = True
+    for c in range(n_comp):
+        if rec_x[c] < 0:
+            complete[comp_sep[c]] = False
+    for i in range(n_sep):
+        if complete[i]:
+            return i, rec_x, sub_start, sub_count, subs
+    return -1, rec_x, sub_start, sub_count, subs
+
+
+def _bits(variables) -> int:
+    return sum(1 << v for v in variables)
+
+
+class _Components:
+    """Components of every separator, flattened for the compiled DP."""
+
+    def __init__(self, separators):
+        self.separators = list(separators)             # frozensets, in a fixed order
+        self.sep_masks = np.array([_bits(s) for s in self.separators], dtype=np.int64)
+        self.lookup = nb.typed.Dict.empty(nb.types.int64, nb.types.int64)
+        for i, m in enumerate(self.sep_masks):
+            self.lookup[m] = i
+
+    def tree(self, masks_per_separator):
+        """``(cliques, edges)`` from the components (an array of bit masks per
+        separator, in order), or None; ``self.used`` then maps each separator
+        index the tree uses to the mask of its components in the tree."""
+        comp_sep = np.repeat(np.arange(len(self.separators)),
+                             [len(m) for m in masks_per_separator])
+        masks = np.concatenate(masks_per_separator).astype(np.int64)
+        root, rec_x, start, count, subs = _consistent_tree(self.sep_masks, self.lookup,
+                                                           comp_sep, masks)
+        if root < 0:
+            return None
+        cliques, edges = [], []
+        self.used = {}
+
+        def build(c):
+            self.used[comp_sep[c]] = self.used.get(comp_sep[c], 0) | int(masks[c])
+            here = len(cliques)
+            cliques.append(tuple(sorted(self.separators[comp_sep[c]] | {int(rec_x[c])})))
+            for d in subs[start[c]:start[c] + count[c]]:
+                edges.append((here, build(d)))
+            return here
+
+        tops = [build(c) for c in np.flatnonzero(comp_sep == root)]
+        edges += [(tops[0], t) for t in tops[1:]]
+        if not has_running_intersection(cliques, edges):
+            raise AssertionError("assembled tree violates the running intersection property")
+        return cliques, edges
+
+
 def find_consistent_tree(components: dict, k: int):
     """FindConsistentTreeDPGreedy (Chechetka & Guestrin's Algorithm 4).
 
@@ -155,56 +545,23 @@ def find_consistent_tree(components: dict, k: int):
     (frozensets) its LTCI partition puts on separate sides.  A component ``(S, Q)``
     is decomposable when some ``x`` in ``Q`` and disjoint decomposable components
     ``(S', Q')`` with ``S'`` inside ``S + x`` cover ``Q - x``; candidates are tried
-    greedily, smallest components first.  Returns ``(cliques, edges)`` of a
-    junction tree whose cliques have k + 1 variables, from the first separator all
-    of whose components are decomposable, or None.
+    greedily, smallest components first (compiled, on bit masks).  Returns
+    ``(cliques, edges)`` of a junction tree whose cliques have k + 1 variables, from
+    the first separator all of whose components are decomposable, or None.
 
     >>> comps = {frozenset({1}): [frozenset({0}), frozenset({2})],
     ...          frozenset({0}): [frozenset({1, 2})], frozenset({2}): [frozenset({0, 1})]}
     >>> find_consistent_tree(comps, 1)
     ([(0, 1), (1, 2)], [(0, 1)])
     """
-    order = sorted(((s, q) for s, groups in components.items() for q in groups),
-                   key=lambda c: (len(c[1]), sorted(c[0]), sorted(c[1])))
-    decomposable = {}                    # separator -> decomposable groups
-    recipe = {}                          # (S, Q) -> (x, [(S', Q'), ...])
-    for sep, group in order:
-        for x in sorted(group):
-            rest = group - {x}
-            chosen, covered = [], frozenset()
-            for y in sorted(sep):
-                sub_sep = (sep - {y}) | {x}
-                for sub in decomposable.get(sub_sep, ()):
-                    if sub <= rest and not sub & covered:
-                        chosen.append((sub_sep, sub))
-                        covered |= sub
-            if covered == rest:
-                recipe[sep, group] = (x, chosen)
-                decomposable.setdefault(sep, []).append(group)
-                break
-    for sep in sorted(components, key=sorted):
-        groups = components[sep]
-        if groups and all((sep, g) in recipe for g in groups):
-            return _assemble(sep, groups, recipe)
-    return None
-
-
-def _assemble(root_sep, groups, recipe):
-    cliques, edges = [], []
-
-    def build(sep, group):
-        x, subs = recipe[sep, group]
-        here = len(cliques)
-        cliques.append(tuple(sorted(sep | {x})))
-        for sub in subs:
-            edges.append((here, build(*sub)))
-        return here
-
-    tops = [build(root_sep, g) for g in groups]
-    edges += [(tops[0], t) for t in tops[1:]]
-    if not has_running_intersection(cliques, edges):
-        raise AssertionError("assembled tree violates the running intersection property")
-    return cliques, edges
+    if any(len(s) != k for s in components):
+        raise ValueError(f"every separator must hold k = {k} variables")
+    seps = sorted(components, key=sorted)
+    if max((v for s, gs in components.items() for g in list(gs) + [s] for v in g),
+           default=0) > InformationOracle.MAX_VARIABLES:
+        raise ValueError("variable indices above 62 do not fit the 64-bit masks")
+    return _Components(seps).tree([np.array([_bits(g) for g in sorted(components[s], key=sorted)],
+                                            dtype=np.int64) for s in seps])
 
 
 # ----------------------------------------------------------------- the model
@@ -283,60 +640,46 @@ class ThinJunctionTree:
 
 # ------------------------------------------------------------------- LPACJT
 class _Separator:
-    """Hyper-edges tested for one separator, and its components at a threshold."""
+    """Hyper-edges tested for one separator (a numba dict: set mask -> strength),
+    and its components at a threshold."""
 
-    def __init__(self, sep, rest):
-        self.sep, self.rest = sep, rest
-        self.edges = {}                      # frozenset A -> strength
-        self._memo = (None, None)            # (active edge count, components)
+    def __init__(self, sep, rest, oracle):
+        self.sep, self.mask = sep, oracle.mask(sep)
+        self.rest = np.array(sorted(rest), dtype=np.int64)
+        self.tested = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
+        self._memo = (None, None)            # (edge counts, components)
+        self._sorted = (-1, None)
+
+    def strengths(self):
+        """The tested strengths, sorted (recomputed only after new tests)."""
+        if self._sorted[0] != len(self.tested):
+            self._sorted = (len(self.tested), np.sort(_strength_values(self.tested)))
+        return self._sorted[1]
+
+    def roots(self, delta):
+        return _edge_components(self.tested, self.rest, delta)
 
     def components(self, delta):
+        """Bit masks of the components at threshold ``delta``."""
         # the active edges are those stronger than delta, so their number (with the
         # edge set unchanged) identifies the components already computed
-        active = (len(self.edges), sum(1 for v in self.edges.values() if v > delta))
-        if self._memo[0] == active:
-            return self._memo[1]
-        groups = self._components(delta)
-        self._memo = (active, groups)
-        return groups
+        strengths = self.strengths()
+        active = (len(strengths), len(strengths) - np.searchsorted(strengths, delta, "right"))
+        if self._memo[0] != active:
+            self._memo = (active, _component_masks(self.rest, self.roots(delta)))
+        return self._memo[1]
 
-    def _components(self, delta):
-        parent = {v: v for v in self.rest}
-
-        def find(v):
-            while parent[v] != v:
-                parent[v] = parent[parent[v]]
-                v = parent[v]
-            return v
-
-        for subset, strength in self.edges.items():
-            if strength > delta:
-                first, *others = [find(v) for v in subset]
-                for o in others:
-                    parent[o] = first
-        groups = {}
-        for v in self.rest:
-            groups.setdefault(find(v), set()).add(v)
-        return [frozenset(g) for g in groups.values()]
-
-
-def _test_spanning_sets(state, oracle, delta, q, sizes):
-    """Test untested sets that join two or more components at ``delta``; True if one
-    of them is stronger than ``delta`` (the components change)."""
-    changed = False
-    for size in sizes:
-        groups = state.components(delta)
-        where = {v: i for i, g in enumerate(groups) for v in g}
-        for subset in itertools.combinations(sorted(state.rest), size):
-            key = frozenset(subset)
-            if key in state.edges or len({where[v] for v in subset}) < 2:
-                continue
-            state.edges[key] = split_strength(oracle, state.sep, key)
-            if state.edges[key] > delta:
-                changed = True
-                groups = state.components(delta)
-                where = {v: i for i, g in enumerate(groups) for v in g}
-    return changed
+    def test_spanning_sets(self, oracle, delta, sizes, touching=-1):
+        """Test untested sets that meet the mask ``touching`` and join two or more
+        components at ``delta``; True if one of them is stronger than ``delta``
+        (the components change)."""
+        parent = self.roots(delta)
+        before = len(np.unique(parent))
+        for size in sizes:
+            if size <= len(self.rest):
+                oracle.merge_pass(self.mask, self.rest, parent, size, delta, self.tested,
+                                  touching)
+        return len({_root(parent, i) for i in range(len(parent))}) < before
 
 
 def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
@@ -350,7 +693,8 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     ``"binary"`` bisects the threshold over ``[0, log R]``, running LTCI for every
     separator at each step (the baseline).  ``q`` is LTCI's largest set (default
     k + 2, as in the paper's Algorithm 3).  ``stats`` records the threshold, the
-    number of conditional-MI evaluations and distinct entropies, and the time.
+    number of hyper-edge strengths computed and of distinct entropies, and the time.
+    At most 62 variables (sets are 64-bit masks).
 
     >>> from twlib.datasets import load_sklearn
     >>> jt = learn(load_sklearn("iris"), 2)
@@ -368,6 +712,10 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     q = k + 2 if q is None else q
     if q < 2:
         raise ValueError(f"q must be at least 2, got {q}")
+    widest = np.sort(np.log2(np.maximum(data.arities, 1)))[::-1][:k + q].sum()
+    if widest >= 62:
+        raise ValueError(f"sets of k + q = {k + q} variables of these arities overflow "
+                         "64-bit joint-state keys; lower q or k")
     started = time.perf_counter()
     oracle = InformationOracle(data)
     seps = [frozenset(c) for c in itertools.combinations(range(n), k)]
@@ -375,58 +723,65 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
         tree, delta, rounds = _lazy(n, seps, oracle, q, k)
     else:
         tree, delta, rounds = _binary(n, seps, oracle, q, k, data)
-    stats = {"delta": delta, "entropies": oracle.cached, "oracle_calls": oracle.calls,
+    stats = {"delta": delta, "entropies": oracle.cached, "strengths": oracle.strengths,
              "rounds": rounds, "search": search, "q": q,
              "seconds": time.perf_counter() - started}
     return ThinJunctionTree.fit(data, *tree, alpha=alpha, stats=stats)
 
 
 def _lazy(n, seps, oracle, q, k):
-    states = {s: _Separator(s, frozenset(range(n)) - s) for s in seps}
+    states = [_Separator(s, frozenset(range(n)) - s, oracle) for s in seps]
+    table = _Components(seps)
+    for state in states:               # pairs are cheap: test them all (none merges at +inf)
+        state.test_spanning_sets(oracle, math.inf, sizes=[2])
     delta, rounds = -math.inf, 0
-    for state in states.values():               # at delta = -inf every tested edge holds
-        _test_spanning_sets(state, oracle, delta, q, sizes=[2])
+
     def tree_at(d):
-        return find_consistent_tree({s: st.components(d) for s, st in states.items()}, k)
+        nonlocal rounds
+        rounds += 1
+        return table.tree([st.components(d) for st in states])
 
     while True:
-        rounds += 1
         tree = tree_at(delta)
         if tree is None:
-            # the smallest tested strength at which a tree appears, by bisection over
-            # the sorted strengths (a tree always exists once every edge is gone)
-            above = sorted({v for st in states.values() for v in st.edges.values() if v > delta})
-            lo, hi = 0, len(above) - 1
+            # the smallest tested strength at which a tree appears (one always does
+            # once every edge is gone): gallop up from delta, then bisect
+            above = np.unique(np.concatenate([
+                st.strengths()[np.searchsorted(st.strengths(), delta, "right"):]
+                for st in states]))
+            lo, step = 0, 1
+            while lo + step < len(above) and tree_at(above[lo + step - 1]) is None:
+                lo, step = lo + step, 2 * step
+            hi = min(lo + step - 1, len(above) - 1)
             while lo < hi:
                 mid = (lo + hi) // 2
-                rounds += 1
                 if tree_at(above[mid]) is None:
                     lo = mid + 1
                 else:
                     hi = mid
-            delta = above[lo]
+            delta = float(above[lo])
             continue
-        cliques, edges = tree
-        used = {frozenset(set(cliques[i]) & set(cliques[j])) for i, j in edges}
+        # only a set meeting a component the tree uses can change the tree
         changed = False
-        for sep in used:
-            changed |= _test_spanning_sets(states[sep], oracle, delta, q, range(2, q + 1))
+        for i, touching in table.used.items():
+            changed |= states[i].test_spanning_sets(oracle, delta, range(3, q + 1), touching)
         if not changed:
             return tree, delta, rounds
 
 
 def _binary(n, seps, oracle, q, k, data, steps: int = 12):
     low, high = 0.0, math.log(max(int(data.arities.max()), 2))
+    table = _Components(seps)
     best = None
     for _ in range(steps):
         mid = (low + high) / 2
-        tree = find_consistent_tree({s: ltci(range(n), s, oracle, mid, q) for s in seps}, k)
+        tree = table.tree([np.array([_bits(g) for g in ltci(range(n), s, oracle, mid, q)],
+                                    dtype=np.int64) for s in seps])
         if tree is None:
             low = mid
         else:
             best, high = (tree, mid), mid
     if best is None:
-        comps = {s: [frozenset([v]) for v in range(n) if v not in s] for s in seps}
-        best = (find_consistent_tree(comps, k), high)
+        best = (table.tree([np.array([1 << v for v in range(n) if v not in s], dtype=np.int64)
+                            for s in seps]), high)
     return best[0], best[1], steps
-
