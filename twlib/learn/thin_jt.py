@@ -221,32 +221,6 @@ def _merge_pass(cache, values_t, arities, sep, rest, parent, size, delta, tested
 
 
 @nb.njit(cache=True)
-def _edge_components(tested, rest, delta):
-    """Union-find roots over positions of ``rest`` joined by tested sets stronger
-    than ``delta``."""
-    where = np.full(64, -1, dtype=np.int64)
-    for i in range(rest.shape[0]):
-        where[rest[i]] = i
-    parent = np.arange(rest.shape[0])
-    for mask, strength in tested.items():
-        if strength > delta:
-            first = -1
-            v = 0
-            m = mask
-            while m:
-                if m & 1:
-                    if first < 0:
-                        first = _root(parent, where[v])
-                    else:
-                        parent[_root(parent, where[v])] = first
-                m >>= 1
-                v += 1
-    for i in range(rest.shape[0]):
-        parent[i] = _root(parent, i)
-    return parent
-
-
-@nb.njit(cache=True)
 def _strength_values(tested):
     out = np.empty(len(tested))
     for i, strength in enumerate(tested.values()):
@@ -509,13 +483,17 @@ class _Components:
         for i, m in enumerate(self.sep_masks):
             self.lookup[m] = i
 
-    def tree(self, masks_per_separator):
+    def tree(self, masks_per_separator=None, flat=None):
         """``(cliques, edges)`` from the components (an array of bit masks per
-        separator, in order), or None; ``self.used`` then maps each separator
-        index the tree uses to the mask of its components in the tree."""
-        comp_sep = np.repeat(np.arange(len(self.separators)),
-                             [len(m) for m in masks_per_separator])
-        masks = np.concatenate(masks_per_separator).astype(np.int64)
+        separator, in order, or ``flat = (separator index, mask)`` arrays), or
+        None; ``self.used`` then maps each separator index the tree uses to the
+        mask of its components in the tree."""
+        if flat is None:
+            comp_sep = np.repeat(np.arange(len(self.separators)),
+                                 [len(m) for m in masks_per_separator])
+            masks = np.concatenate(masks_per_separator).astype(np.int64)
+        else:
+            comp_sep, masks = flat
         root, rec_x, start, count, subs = _consistent_tree(self.sep_masks, self.lookup,
                                                            comp_sep, masks)
         if root < 0:
@@ -639,47 +617,160 @@ class ThinJunctionTree:
 
 
 # ------------------------------------------------------------------- LPACJT
-class _Separator:
-    """Hyper-edges tested for one separator (a numba dict: set mask -> strength),
-    and its components at a threshold."""
+@nb.njit(cache=True)
+def _merge_events(tested, rest):
+    """Kruskal over one separator's hyper-edges, strongest first: the unions that
+    join two components, as (strength, position, position), in descending
+    strength.  The components at any threshold are those of the events above it."""
+    where = np.full(64, -1, dtype=np.int64)
+    for i in range(rest.shape[0]):
+        where[rest[i]] = i
+    masks = np.empty(len(tested), dtype=np.int64)
+    strengths = np.empty(len(tested))
+    for j, (mask, strength) in enumerate(tested.items()):
+        masks[j], strengths[j] = mask, strength
+    parent = np.arange(rest.shape[0])
+    ev_s = np.empty(rest.shape[0])
+    ev_a = np.empty(rest.shape[0], dtype=np.int64)
+    ev_b = np.empty(rest.shape[0], dtype=np.int64)
+    n_ev = 0
+    for j in np.argsort(-strengths, kind="mergesort"):
+        first = -1
+        m, v = masks[j], 0
+        while m:
+            if m & 1:
+                if first < 0:
+                    first = where[v]
+                else:
+                    ra, rb = _root(parent, first), _root(parent, where[v])
+                    if ra != rb:
+                        parent[rb] = ra
+                        ev_s[n_ev], ev_a[n_ev], ev_b[n_ev] = strengths[j], first, where[v]
+                        n_ev += 1
+            m >>= 1
+            v += 1
+    return ev_s[:n_ev], ev_a[:n_ev], ev_b[:n_ev]
 
-    def __init__(self, sep, rest, oracle):
-        self.sep, self.mask = sep, oracle.mask(sep)
-        self.rest = np.array(sorted(rest), dtype=np.int64)
-        self.tested = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
-        self._memo = (None, None)            # (edge counts, components)
-        self._sorted = (-1, None)
 
-    def strengths(self):
-        """The tested strengths, sorted (recomputed only after new tests)."""
-        if self._sorted[0] != len(self.tested):
-            self._sorted = (len(self.tested), np.sort(_strength_values(self.tested)))
-        return self._sorted[1]
+@nb.njit(cache=True)
+def _event_roots(ev_s, ev_a, ev_b, size, delta):
+    """Union-find roots (fully compressed) of the events stronger than ``delta``."""
+    parent = np.arange(size)
+    for j in range(ev_s.shape[0]):
+        if ev_s[j] <= delta:
+            break
+        ra, rb = _root(parent, ev_a[j]), _root(parent, ev_b[j])
+        if ra != rb:
+            parent[rb] = ra
+    for i in range(size):
+        parent[i] = _root(parent, i)
+    return parent
 
-    def roots(self, delta):
-        return _edge_components(self.tested, self.rest, delta)
+
+@nb.njit(cache=True)
+def _refresh(tested, ranked, events, rests, i):
+    """Bring separator i's sorted strengths and merge events up to date."""
+    if ranked[i].shape[0] != len(tested[i]):
+        ranked[i] = np.sort(_strength_values(tested[i]))
+        events[i] = _merge_events(tested[i], rests[i])
+
+
+@nb.njit(cache=True)
+def _separator_roots(tested, ranked, events, rests, i, delta):
+    _refresh(tested, ranked, events, rests, i)
+    ev_s, ev_a, ev_b = events[i]
+    return _event_roots(ev_s, ev_a, ev_b, rests[i].shape[0], delta)
+
+
+@nb.njit(cache=True)
+def _all_components(tested, ranked, events, memo, comps, rests, delta):
+    """Components of every separator at ``delta``, flattened to (separator index,
+    mask) arrays.  ``ranked[i]`` keeps separator i's tested strengths sorted and
+    ``events[i]`` its merge events (refreshed after new tests); ``memo[i]`` is the
+    (edge count, active events) its ``comps[i]`` were computed for."""
+    total = 0
+    for i in range(len(tested)):
+        _refresh(tested, ranked, events, rests, i)
+        ev_s, ev_a, ev_b = events[i]
+        active = 0
+        while active < ev_s.shape[0] and ev_s[active] > delta:
+            active += 1
+        if memo[i, 0] != ranked[i].shape[0] or memo[i, 1] != active:
+            roots = _event_roots(ev_s, ev_a, ev_b, rests[i].shape[0], delta)
+            comps[i] = _component_masks(rests[i], roots)
+            memo[i, 0], memo[i, 1] = ranked[i].shape[0], active
+        total += comps[i].shape[0]
+    comp_sep = np.empty(total, dtype=np.int64)
+    comp_mask = np.empty(total, dtype=np.int64)
+    k = 0
+    for i in range(len(tested)):
+        for m in comps[i]:
+            comp_sep[k], comp_mask[k] = i, m
+            k += 1
+    return comp_sep, comp_mask
+
+
+@nb.njit(cache=True)
+def _smallest_above(ranked, delta, limit):
+    """The distinct tested strengths above ``delta``, sorted, at most ``limit`` of
+    them (the smallest)."""
+    total = 0
+    for r in ranked:
+        total += r.shape[0] - np.searchsorted(r, delta, side="right")
+    out = np.empty(total)
+    k = 0
+    for r in ranked:
+        for j in range(np.searchsorted(r, delta, side="right"), r.shape[0]):
+            out[k] = r[j]
+            k += 1
+    if total > limit:
+        out = np.partition(out, limit - 1)[:limit]
+    return np.unique(out)
+
+
+class _Hypergraph:
+    """The hyper-edges tested for every separator (set mask -> strength, one numba
+    dict each) and their components at a threshold, all kept compiled-side."""
+
+    def __init__(self, separators, n, oracle):
+        self.oracle = oracle
+        self.masks = [oracle.mask(s) for s in separators]
+        dict_type = nb.types.DictType(nb.types.int64, nb.types.float64)
+        self.tested = nb.typed.List.empty_list(dict_type)
+        self.ranked = nb.typed.List.empty_list(nb.types.float64[::1])
+        self.comps = nb.typed.List.empty_list(nb.types.int64[::1])
+        self.rests = nb.typed.List.empty_list(nb.types.int64[::1])
+        self.events = nb.typed.List.empty_list(nb.types.Tuple(
+            (nb.types.float64[::1], nb.types.int64[::1], nb.types.int64[::1])))
+        for s in separators:
+            self.events.append((np.empty(0), np.empty(0, dtype=np.int64),
+                                np.empty(0, dtype=np.int64)))
+            self.tested.append(nb.typed.Dict.empty(nb.types.int64, nb.types.float64))
+            self.ranked.append(np.empty(0))
+            self.comps.append(np.empty(0, dtype=np.int64))
+            self.rests.append(np.array(sorted(set(range(n)) - s), dtype=np.int64))
+        self.memo = np.full((len(separators), 2), -1, dtype=np.int64)
 
     def components(self, delta):
-        """Bit masks of the components at threshold ``delta``."""
-        # the active edges are those stronger than delta, so their number (with the
-        # edge set unchanged) identifies the components already computed
-        strengths = self.strengths()
-        active = (len(strengths), len(strengths) - np.searchsorted(strengths, delta, "right"))
-        if self._memo[0] != active:
-            self._memo = (active, _component_masks(self.rest, self.roots(delta)))
-        return self._memo[1]
+        return _all_components(self.tested, self.ranked, self.events, self.memo, self.comps,
+                               self.rests, delta)
 
-    def test_spanning_sets(self, oracle, delta, sizes, touching=-1):
-        """Test untested sets that meet the mask ``touching`` and join two or more
-        components at ``delta``; True if one of them is stronger than ``delta``
-        (the components change)."""
-        parent = self.roots(delta)
+    def strengths_above(self, delta, limit):
+        self.components(delta)                      # brings the sorted strengths up to date
+        return _smallest_above(self.ranked, delta, limit)
+
+    def test_spanning_sets(self, i, delta, sizes, touching=-1):
+        """Test separator i's untested sets that meet the mask ``touching`` and join
+        two or more of its components at ``delta``; True if one of them is
+        stronger than ``delta`` (the components change)."""
+        rest, tested = self.rests[i], self.tested[i]
+        parent = _separator_roots(self.tested, self.ranked, self.events, self.rests, i, delta)
         before = len(np.unique(parent))
         for size in sizes:
-            if size <= len(self.rest):
-                oracle.merge_pass(self.mask, self.rest, parent, size, delta, self.tested,
-                                  touching)
-        return len({_root(parent, i) for i in range(len(parent))}) < before
+            if size <= len(rest):
+                self.oracle.merge_pass(self.masks[i], rest, parent, size, delta, tested,
+                                       touching)
+        return len({_root(parent, j) for j in range(len(parent))}) < before
 
 
 def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
@@ -729,26 +820,30 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     return ThinJunctionTree.fit(data, *tree, alpha=alpha, stats=stats)
 
 
+_GATHER = 4096                           # thresholds gathered per raise of delta
+
+
 def _lazy(n, seps, oracle, q, k):
-    states = [_Separator(s, frozenset(range(n)) - s, oracle) for s in seps]
+    graph = _Hypergraph(seps, n, oracle)
     table = _Components(seps)
-    for state in states:               # pairs are cheap: test them all (none merges at +inf)
-        state.test_spanning_sets(oracle, math.inf, sizes=[2])
+    for i in range(len(seps)):         # pairs are cheap: test them all (none merges at +inf)
+        graph.test_spanning_sets(i, math.inf, sizes=[2])
     delta, rounds = -math.inf, 0
 
     def tree_at(d):
         nonlocal rounds
         rounds += 1
-        return table.tree([st.components(d) for st in states])
+        return table.tree(flat=graph.components(d))
 
     while True:
         tree = tree_at(delta)
         if tree is None:
             # the smallest tested strength at which a tree appears (one always does
             # once every edge is gone): gallop up from delta, then bisect
-            above = np.unique(np.concatenate([
-                st.strengths()[np.searchsorted(st.strengths(), delta, "right"):]
-                for st in states]))
+            above = graph.strengths_above(delta, _GATHER)
+            if len(above) == _GATHER and tree_at(above[-1]) is None:
+                delta = float(above[-1])       # beyond the smallest strengths gathered
+                continue
             lo, step = 0, 1
             while lo + step < len(above) and tree_at(above[lo + step - 1]) is None:
                 lo, step = lo + step, 2 * step
@@ -764,7 +859,7 @@ def _lazy(n, seps, oracle, q, k):
         # only a set meeting a component the tree uses can change the tree
         changed = False
         for i, touching in table.used.items():
-            changed |= states[i].test_spanning_sets(oracle, delta, range(3, q + 1), touching)
+            changed |= graph.test_spanning_sets(i, delta, range(3, q + 1), touching)
         if not changed:
             return tree, delta, rounds
 
