@@ -96,12 +96,14 @@ def sample_from_ktree(n, k, rows, seed, noise=0.05):
     return ds, {tuple(f"v{u}" for u in sorted(c)) for c in top}
 
 
-@pytest.mark.parametrize("n, k, search", [(7, 2, "lazy"), (8, 3, "lazy"), (7, 2, "binary"),
-                                          (9, 2, "binary")])
-def test_lpacjt_recovers_a_strongly_connected_junction_tree(n, k, search):
+@pytest.mark.parametrize("n, k, search, select", [(7, 2, "lazy", "threshold"),
+                                                  (8, 3, "lazy", "likelihood"),
+                                                  (7, 2, "binary", "likelihood"),
+                                                  (9, 2, "binary", "threshold")])
+def test_lpacjt_recovers_a_strongly_connected_junction_tree(n, k, search, select):
     from twlib import graphs
     ds, truth = sample_from_ktree(n, k, 5000, seed=1)
-    jt = thin_jt.learn(ds, k, search=search)
+    jt = thin_jt.learn(ds, k, search=search, select=select)
     assert {tuple(sorted(c)) for c in jt.cliques} == truth
     assert jt.width == k and graphs.has_running_intersection(jt.cliques, jt.edges)
     assert all(len(s) == k for s in jt.separators)
@@ -121,8 +123,8 @@ def test_projection_is_a_normalised_distribution_and_matches_inference():
     for c, table in zip(jt.cliques, jt.tables):
         axis = tuple(range(1, len(c)))
         assert np.allclose(post[c[0]], table.sum(axis=axis))
-    assert jt.log_likelihood(ds, per_row=True) == pytest.approx(
-        np.mean([jt.log_likelihood(ds.take([i])) for i in range(ds.n_rows)]))
+    assert np.allclose(jt.log_likelihood(ds, per_row=True),
+                       [jt.log_likelihood(ds.take([i])) for i in range(ds.n_rows)])
 
 
 def test_consistent_tree_is_none_without_decomposable_components():
@@ -139,6 +141,18 @@ def test_bad_input_is_named():
         thin_jt.learn(ds, 1, search="exhaustive")
     with pytest.raises(ValueError, match="alpha"):
         thin_jt.learn(ds, 1, alpha=0)
+    with pytest.raises(ValueError, match="select"):
+        thin_jt.learn(ds, 1, select="best")
+    with pytest.raises(ValueError, match="at most 62 variables"):
+        thin_jt.learn(random_dataset(0, n_vars=63, n_rows=20, max_arity=2), 1)
+
+
+def test_likelihood_selection_fits_the_training_data_at_least_as_well():
+    ds = random_dataset(7, n_vars=9, n_rows=400, max_arity=3)
+    chosen = thin_jt.learn(ds, 2, alpha=1e-9)
+    last = thin_jt.learn(ds, 2, alpha=1e-9, select="threshold")
+    assert chosen.stats["trees_seen"] >= 1
+    assert chosen.log_likelihood(ds) >= last.log_likelihood(ds) - 1e-6
 
 
 @settings(max_examples=30, deadline=None)
