@@ -177,3 +177,59 @@ def test_oracle_refuses_bad_sets():
         oracle.strength([0, 1], {1})
     with pytest.raises(ValueError, match="indices"):
         oracle.entropy([7])
+
+
+def reference_consistent_tree(components, k):
+    """Algorithm 4 written plainly on frozensets: the twin of the compiled DP."""
+    order = sorted(((s, q) for s, groups in components.items() for q in groups),
+                   key=lambda c: (len(c[1]), sorted(c[0]), sorted(c[1])))
+    decomposable, recipe = {}, {}
+    for sep, group in order:
+        for x in sorted(group):
+            rest, chosen, covered = group - {x}, [], frozenset()
+            for y in sorted(sep):
+                sub_sep = (sep - {y}) | {x}
+                for sub in decomposable.get(sub_sep, ()):
+                    if sub <= rest and not sub & covered:
+                        chosen.append((sub_sep, sub))
+                        covered |= sub
+            if covered == rest:
+                recipe[sep, group] = (x, chosen)
+                decomposable.setdefault(sep, []).append(group)
+                break
+    for sep in sorted(components, key=sorted):
+        groups = components[sep]
+        if groups and all((sep, g) in recipe for g in groups):
+            cliques = set()
+            stack = [(sep, g) for g in groups]
+            while stack:
+                s, g = stack.pop()
+                x, subs = recipe[s, g]
+                cliques.add(tuple(sorted(s | {x})))
+                stack += subs
+            return cliques
+    return None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 2), st.floats(0.0, 0.3))
+def test_compiled_tree_search_equals_the_plain_algorithm(seed, k, delta):
+    from twlib import graphs
+    ds = random_dataset(seed, n_vars=7, n_rows=200, max_arity=3)
+    oracle = thin_jt.InformationOracle(ds)
+    comps = {frozenset(s): thin_jt.ltci(range(7), s, oracle, delta, q=k + 2)
+             for s in itertools.combinations(range(7), k)}
+    found = thin_jt.find_consistent_tree(comps, k)
+    expected = reference_consistent_tree(comps, k)
+    if expected is None:
+        assert found is None
+    else:
+        cliques, edges = found
+        assert set(cliques) == expected
+        assert graphs.has_running_intersection(cliques, edges)
+        assert all(len(c) == k + 1 for c in cliques)
+
+
+def test_consistent_tree_checks_separator_sizes():
+    with pytest.raises(ValueError, match="k = 2"):
+        thin_jt.find_consistent_tree({frozenset({0}): [frozenset({1, 2})]}, 2)
