@@ -332,10 +332,15 @@ def _q_size(adj, s, v):
             f &= f - 1
         comp |= nxt
         frontier = nxt
-    q = reach & ~s & ~(1 << v)
+    return _popcount(reach & ~s & ~(1 << v))
+
+
+@nb.njit(cache=True)
+def _popcount(x):
+    """Number of set bits of a non-negative int64."""
     count = 0
-    while q:
-        q &= q - 1
+    while x:
+        x &= x - 1
         count += 1
     return count
 

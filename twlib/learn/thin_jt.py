@@ -31,7 +31,7 @@ import numpy as np
 from ..counting import count
 from ..data import Dataset
 from ..factors import Factor, FactorModel
-from ..graphs import has_running_intersection
+from ..graphs import _popcount, has_running_intersection
 
 __all__ = ["InformationOracle", "queyranne", "ltci", "find_consistent_tree",
            "ThinJunctionTree", "learn"]
@@ -390,15 +390,6 @@ def ltci(variables, separator, oracle, delta: float, q: int):
 
 
 # ------------------------------------------------------- consistent junction trees
-@nb.njit(cache=True)
-def _popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
-
-
 @nb.njit(cache=True)
 def _consistent_tree(sep_masks, sep_lookup, comp_sep, comp_mask):
     """The DP of Algorithm 4 on bit masks.  Components ``(sep_masks[comp_sep[c]],
