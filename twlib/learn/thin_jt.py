@@ -385,8 +385,17 @@ def ltci(variables, separator, oracle, delta: float, q: int):
     oracle.mask(list(separator) + rest[np.argsort(-oracle.arities[rest])][:q].tolist())
     for size in range(2, min(q, len(rest)) + 1):
         oracle.merge_pass(sep_mask, rest, parent, size, delta)
-    roots = np.array([_root(parent, i) for i in range(len(rest))])
-    return sorted(map(_members, _component_masks(rest, roots).tolist()), key=sorted)
+    return sorted(map(_members, _final_components(rest, parent).tolist()), key=sorted)
+
+
+@nb.njit(cache=True)
+def _final_components(rest, parent):
+    # a separate entry point: numba's cache fails to return arrays to Python from a
+    # function that another cached function also calls (``_component_masks``)
+    roots = np.empty(rest.shape[0], dtype=np.int64)
+    for i in range(rest.shape[0]):
+        roots[i] = _root(parent, i)
+    return _component_masks(rest, roots)
 
 
 # ------------------------------------------------------- consistent junction trees
