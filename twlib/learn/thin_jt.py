@@ -378,6 +378,12 @@ def ltci(variables, separator, oracle, delta: float, q: int):
     ``2 .. q``.  A set already inside one group is not tested (it cannot merge
     anything).  Returns a list of frozensets.
     """
+    return sorted(map(_members, _ltci_masks(variables, separator, oracle, delta, q).tolist()),
+                  key=sorted)
+
+
+def _ltci_masks(variables, separator, oracle, delta, q):
+    """LTCI's groups as bit masks, in order of their smallest variable."""
     separator = frozenset(separator)
     rest = np.array(sorted(set(variables) - separator), dtype=np.int64)
     parent = np.arange(len(rest))
@@ -385,7 +391,7 @@ def ltci(variables, separator, oracle, delta: float, q: int):
     oracle.mask(list(separator) + rest[np.argsort(-oracle.arities[rest])][:q].tolist())
     for size in range(2, min(q, len(rest)) + 1):
         oracle.merge_pass(sep_mask, rest, parent, size, delta)
-    return sorted(map(_members, _final_components(rest, parent).tolist()), key=sorted)
+    return _final_components(rest, parent)
 
 
 @nb.njit(cache=True)
@@ -781,7 +787,7 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     ``search="lazy"`` raises the threshold over the strengths of the hyper-edges
     tested so far until a tree is found (bisecting over them rather than stepping
     edge by edge), testing only hyper-edges that join components, and re-testing,
-    once a tree is found, those around its separators (section 5);
+    once a tree is found, those that touch the components it uses (section 5);
     ``"binary"`` bisects the threshold over ``[0, log R]``, running LTCI for every
     separator at each step (the baseline).  ``q`` is LTCI's largest set (default
     k + 2, as in the paper's Algorithm 3).  ``select="likelihood"`` (default) returns
@@ -839,7 +845,7 @@ class _BestTree:
 
     def __init__(self, oracle):
         self.oracle, self.seen = oracle, 0
-        self.tree = self.last = None
+        self.tree = None
         self.score = -math.inf
 
     def offer(self, tree):
@@ -849,7 +855,6 @@ class _BestTree:
                  - sum(self.oracle.entropy(set(cliques[i]) & set(cliques[j])) for i, j in edges))
             score = -self.oracle.data.n_rows * h
             self.seen += 1
-            self.last = tree
             if score > self.score:
                 self.tree, self.score = tree, score
         return tree
@@ -902,14 +907,12 @@ def _binary(n, seps, oracle, q, k, data, best, steps: int = 12):
     found = None
     for _ in range(steps):
         mid = (low + high) / 2
-        tree = best.offer(table.tree([np.array([_bits(g) for g in ltci(range(n), s, oracle, mid, q)],
-                                               dtype=np.int64) for s in seps]))
+        tree = best.offer(table.tree([_ltci_masks(range(n), s, oracle, mid, q) for s in seps]))
         if tree is None:
             low = mid
         else:
             found, high = (tree, mid), mid
-    if found is None:
-        best.offer(table.tree([np.array([1 << v for v in range(n) if v not in s],
-                                        dtype=np.int64) for s in seps]))
-        found = (best.last, high)
+    if found is None:                    # every separator's singletons always give a tree
+        found = (best.offer(table.tree([np.array([1 << v for v in range(n) if v not in s],
+                                                 dtype=np.int64) for s in seps])), high)
     return found[0], found[1], steps
