@@ -6,10 +6,7 @@ import pytest
 from twlib import datasets
 from twlib.io import bif
 
-from .conftest import needs_data
 
-
-@needs_data
 @pytest.mark.parametrize("name", datasets.NETWORKS)
 def test_round_trip_reproduces_identical_cpts(name, tmp_path):
     net = datasets.load_network(name)

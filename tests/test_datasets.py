@@ -1,8 +1,10 @@
+import gzip
+import hashlib
+
+import pandas as pd
 import pytest
 
 from twlib import datasets
-
-from .conftest import needs_data
 
 
 @pytest.mark.parametrize("name, n_vars", [("wine", 14), ("breast_cancer", 31), ("iris", 5),
@@ -19,7 +21,6 @@ EXPECTED = {"adult": (30162, 15), "letter": (20000, 17), "zoo": (101, 17), "car"
             "spectf": (267, 45), "nltcs": (16181, 16), "plants": (17412, 69)}
 
 
-@needs_data
 @pytest.mark.parametrize("name", sorted(datasets.TABLES) + list(datasets.DENSITY_SETS))
 def test_every_table_loads(name):
     ds = datasets.load_table(name)
@@ -28,29 +29,40 @@ def test_every_table_loads(name):
         assert (ds.n_rows, ds.n_vars) == EXPECTED[name]
 
 
-@needs_data
 def test_median_binarisation_leaves_only_the_class_wider():
     ds = datasets.load_table("letter")
     assert ds.arities[0] == 26 and ds.arities[1:].max() == 2
 
 
-def test_missing_data_says_where_it_looked(monkeypatch, tmp_path):
-    monkeypatch.setenv("TWLIB_DATA", str(tmp_path))
-    with pytest.raises(datasets.DataNotFound, match=r"looked for .*adult.data.*TWLIB_DATA"):
-        datasets.load_table("adult")
-    with pytest.raises(datasets.DataNotFound, match="TWLIB_DATA"):
-        datasets.load_network("alarm", download=False)
+def test_unknown_names_say_where_they_looked():
+    with pytest.raises(datasets.DataNotFound, match=r"unknown network 'nosuch'.*looked for"):
+        datasets.load_network("nosuch")
     with pytest.raises(ValueError, match="unknown table"):
         datasets.load_table("no-such-table")
-    assert datasets.available_tables() == []
+    with pytest.raises(datasets.DataNotFound, match=r"looked for .*nosuch\.data"):
+        datasets.data_file("uci/nosuch.data")
 
 
-@needs_data
-def test_network_from_the_pypi_wheel_equals_the_data_file(monkeypatch, tmp_path):
-    local = datasets.load_network("asia")
+def test_bundled_files_match_the_manifest():
+    manifest = pd.read_csv(datasets.data_dir() / "MANIFEST.tsv", sep="\t")
+    bundled = {str(p.relative_to(datasets.data_dir()))
+               for p in datasets.data_dir().glob("*/**/*.gz")}
+    assert bundled == set(manifest["path"])
+    for row in manifest.itertuples():
+        path = datasets.data_dir() / row.path
+        assert path.stat().st_size < 5 * 2**20
+        raw = gzip.decompress(path.read_bytes())
+        assert (len(raw), hashlib.sha256(raw).hexdigest()) == (row.bytes, row.sha256), row.path
+    assert manifest["licence"].notna().all() and manifest["source"].notna().all()
+
+
+def test_twlib_data_is_searched_first_and_the_bundle_stays_behind_it(monkeypatch, tmp_path):
+    (tmp_path / "uci" / "zoo").mkdir(parents=True)
+    rows = "\n".join(f"a{i},{i % 2},0,1,0,0,1,0,1,1,1,0,0,4,1,0,{i % 3},{i % 7 + 1}"
+                      for i in range(30))
+    (tmp_path / "uci" / "zoo" / "zoo.data").write_text(rows + "\n")
     monkeypatch.setenv("TWLIB_DATA", str(tmp_path))
-    try:
-        fetched = datasets.load_network("asia")
-    except datasets.DataNotFound as exc:       # no route to PyPI on this machine
-        pytest.skip(str(exc))
-    assert fetched.allclose(local)
+    assert datasets.data_roots() == [tmp_path.resolve(), datasets.data_dir()]
+    assert datasets.load_table("zoo").n_rows == 30                 # the override's copy
+    assert datasets.load_table("car").n_rows == 1728               # the bundled copy
+    assert datasets.load_network("asia").variables[0] == "asia"

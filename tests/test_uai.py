@@ -6,29 +6,37 @@ from twlib.cli import main
 from twlib.inference import FactorModel, JunctionTree
 from twlib.io import uai
 
-from .conftest import needs_data
-
 SMALL = ["Segmentation/Segmentation_11", "Grids/Grids_12", "CSP/CSP_12"]
 
 
-@needs_data
 @pytest.mark.parametrize("stem", SMALL)
 def test_cli_marginals_equal_the_competition_solutions(stem, tmp_path, monkeypatch):
-    model = datasets.data_dir() / "uai" / f"{stem}.uai"
+    model = datasets.data_file(f"uai/{stem}.uai")                 # the bundled .uai.gz
+    evidence = datasets.data_file(f"uai/{stem}.uai.evid")
     monkeypatch.chdir(tmp_path)
-    assert main(["uai", str(model), f"{model}.evid", "0", "MAR"]) == 0
-    ours = uai.read_mar(tmp_path / f"{model.name}.MAR")
-    reference = uai.read_mar(f"{model}.MAR")
+    assert main(["uai", str(model), str(evidence), "0", "MAR"]) == 0
+    ours = uai.read_mar(tmp_path / f"{stem.split('/')[1]}.uai.MAR")
+    reference = uai.read_mar(datasets.data_file(f"uai/{stem}.uai.MAR"))
     assert len(ours) == len(reference)
     for a, b in zip(ours, reference):
         assert np.allclose(a, b, atol=1e-6)            # the reference prints 6 digits
 
 
-@needs_data
+def test_load_uai_bundles_model_evidence_and_reference():
+    inst = datasets.load_uai("Grids_12")
+    assert inst.category == "Grids" and inst.model.name == "Grids_12.uai"
+    assert len(inst.marginals) == len(inst.model.variables) == 100
+    assert all(abs(p.sum() - 1) < 1e-5 for p in inst.marginals.values())
+    assert "Grids_12" in datasets.available_uai("Grids")
+    with pytest.raises(datasets.DataNotFound, match="unknown UAI instance 'Grids_99'"):
+        datasets.load_uai("Grids_99")
+
+
 def test_cli_refuses_beyond_the_memory_budget(tmp_path, monkeypatch, capsys):
-    model = datasets.data_dir() / "uai" / "Grids" / "Grids_12.uai"
+    model = datasets.data_file("uai/Grids/Grids_12.uai")
     monkeypatch.chdir(tmp_path)
-    assert main(["uai", str(model), f"{model}.evid", "0", "MAR", "--memory-gb", "0.0001"]) == 3
+    evidence = datasets.data_file("uai/Grids/Grids_12.uai.evid")
+    assert main(["uai", str(model), str(evidence), "0", "MAR", "--memory-gb", "0.0001"]) == 3
     assert "over the budget" in capsys.readouterr().err
     assert not (tmp_path / "Grids_12.uai.MAR").exists()
 

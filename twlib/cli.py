@@ -5,6 +5,7 @@
         parent-set scores of a data file (.csv or GOBNILP .dat) in GOBNILP's score format
     twlib uai MODEL.uai EVIDENCE.evid SEED MAR [--memory-gb G]
         the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR
+        (MODEL.uai.gz and EVIDENCE.evid.gz are read too)
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from . import datasets
 from .data import Dataset
 from .inference import JunctionTree, MemoryBudgetExceeded
 from .io import bif, dat, uai
+from .io.text import plain_name
 from .scores import SCORES, ParentSetScores
 
 __all__ = ["main"]
@@ -56,7 +58,7 @@ def _uai(args) -> None:
     evidence = uai.read_evidence(args.evidence)
     tree = JunctionTree(model, max_memory_gb=args.memory_gb)
     posteriors = tree.posteriors(evidence)
-    out = Path(Path(args.model).name + ".MAR")
+    out = Path(plain_name(args.model) + ".MAR")
     uai.write_mar(out, posteriors, model.variables)
     print(f"{out}: {len(model.variables)} marginals (width {tree.width})", file=sys.stderr)
 

@@ -1,21 +1,25 @@
 """Loaders for the data this book runs on.
 
-* :func:`load_sklearn` - tables bundled with scikit-learn (always available,
-  the quick-start default);
-* :func:`load_network` - bnlearn networks from ``$TWLIB_DATA/networks``, or,
-  when that folder is missing, from the PyPI wheel that ships them;
-* :func:`load_table` - the UCI and density-estimation tables in
-  ``$TWLIB_DATA`` (see its ``MANIFEST.tsv``), preprocessed as the papers did.
+* :func:`load_sklearn` - tables bundled with scikit-learn;
+* :func:`load_network` - the 19 bnlearn networks;
+* :func:`load_table` - the UCI and density-estimation tables, preprocessed as
+  the papers did;
+* :func:`load_uai` - UAI 2014 MAR instances with their reference marginals.
 
-The data directory is ``$TWLIB_DATA`` if set, else the project's ``data/``.
+The collection is bundled gzip-compressed in the repository's ``data/`` folder
+(sources, licences and checksums in ``data/MANIFEST.tsv``); the loaders read
+the compressed files directly.  A folder named by the environment variable
+``TWLIB_DATA`` with the same layout (files plain or ``.gz``) is searched first,
+so a larger collection can be added without copying it in.
+
+>>> load_network("asia").variables[:3]
+['asia', 'tub', 'smoke']
+>>> load_uai("Grids_12").model.kind
+'MARKOV'
 """
 from __future__ import annotations
 
-import gzip
 import os
-import subprocess
-import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,15 +27,15 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset
-from .io import bif
+from .factors import FactorModel
+from .io import bif, uai
+from .io.text import plain_name, read_text
 from .network import BayesianNetwork
 
-__all__ = ["data_dir", "load_sklearn", "load_network", "load_table", "TABLES", "NETWORKS",
-           "DataNotFound", "available_tables", "available_networks", "PRESETS"]
+__all__ = ["data_dir", "data_roots", "data_file", "load_sklearn", "load_network", "load_table",
+           "load_uai", "UAIInstance", "TABLES", "NETWORKS", "DataNotFound", "available_tables",
+           "available_networks", "available_uai", "PRESETS"]
 
-# The bnlearn networks as packaged in this PyPI wheel (see MANIFEST.tsv's source column).
-NETWORK_WHEEL = ("pgmpy", "0.1.26")
-NETWORK_WHEEL_PATH = "pgmpy/utils/example_models/{name}.bif.gz"
 NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm",
             "win95pts", "hepar2", "andes", "pathfinder", "barley", "link", "diabetes", "munin",
             "munin2", "munin3", "munin4")
@@ -43,16 +47,54 @@ class DataNotFound(FileNotFoundError):
 
 
 def data_dir() -> Path:
-    """``$TWLIB_DATA`` if set, else the project's ``data/`` folder."""
-    env = os.environ.get("TWLIB_DATA")
-    if env:
-        return Path(env).expanduser().resolve()
+    """The collection bundled with the repository (its ``data/`` folder)."""
     return Path(__file__).resolve().parent.parent / "data"
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "twlib"
+def data_roots() -> list:
+    """The folders searched for data, in order: ``$TWLIB_DATA`` if set, then :func:`data_dir`."""
+    env = os.environ.get("TWLIB_DATA")
+    roots = [Path(env).expanduser().resolve()] if env else []
+    return roots + [data_dir()]
+
+
+def data_file(relpath: str) -> Path:
+    """The file ``relpath`` (or its ``.gz``) in the first data root that holds it.
+
+    >>> data_file("networks/asia.bif.gz").name
+    'asia.bif.gz'
+    >>> data_file("uci/zoo/zoo.data").name
+    'zoo.data.gz'
+    """
+    tried = []
+    for root in data_roots():
+        path = root / relpath
+        candidates = [path] if path.suffix == ".gz" else [path, path.with_name(path.name + ".gz")]
+        for candidate in candidates:
+            if candidate.exists():
+                return candidate
+            tried.append(candidate)
+    where = ", ".join(str(p) for p in tried)
+    raise DataNotFound(f"{relpath} is not available: looked for {where}. The repository's data/ "
+                       "folder should hold it; TWLIB_DATA can name a folder with more data.")
+
+
+def _exists(relpath: str) -> bool:
+    try:
+        data_file(relpath)
+    except DataNotFound:
+        return False
+    return True
+
+
+def _glob(pattern: str) -> list:
+    """Relative paths (without ``.gz``) matching ``pattern`` in any data root."""
+    found = set()
+    for root in data_roots():
+        for path in root.glob(pattern):
+            rel = path.relative_to(root)
+            found.add(str(rel.parent / plain_name(rel)))
+    return sorted(found)
 
 
 # ---------------------------------------------------------------- scikit-learn
@@ -82,54 +124,53 @@ def load_sklearn(name: str, discretize: str = "median", bins: int = 4) -> Datase
 
 # -------------------------------------------------------------------- networks
 def available_networks() -> list:
-    """Names of the networks present in the data directory."""
-    folder = data_dir() / "networks"
-    return sorted(p.name[:-len(".bif.gz")] for p in folder.glob("*.bif.gz"))
+    """Names of the bnlearn networks in the data roots."""
+    return [Path(p).name[:-len(".bif")] for p in _glob("networks/*.bif*")]
 
 
-def load_network(name: str, download: bool = True) -> BayesianNetwork:
-    """A bnlearn network by name (``"alarm"``, ``"child"``, ...).
-
-    Looks for ``<data dir>/networks/<name>.bif.gz``.  If it is not there and
-    ``download`` is true, fetches the PyPI wheel that carries the bnlearn files
-    (pgmpy 0.1.26) with pip, once, into ``~/.cache/twlib``, and reads the file
-    from inside it.
-    """
-    path = data_dir() / "networks" / f"{name}.bif.gz"
-    if path.exists():
-        net = bif.read(path)
-        net.name = name
-        return net
-    if name not in NETWORKS:
-        raise DataNotFound(f"unknown network {name!r}: not at {path} and not one of {NETWORKS}")
-    if not download:
-        raise DataNotFound(_missing_message(f"network {name!r}", [path]))
-    wheel = _network_wheel()
-    member = NETWORK_WHEEL_PATH.format(name=name)
-    with zipfile.ZipFile(wheel) as zf:
-        raw = zf.read(member)
-    net = bif.loads(gzip.decompress(raw).decode("utf-8"), source=f"{wheel.name}:{member}")
+def load_network(name: str) -> BayesianNetwork:
+    """A bnlearn network by name (``"alarm"``, ``"child"``, ...; see :data:`NETWORKS`)."""
+    try:
+        path = data_file(f"networks/{name}.bif.gz")
+    except DataNotFound as exc:
+        known = sorted(set(NETWORKS) | set(available_networks()))
+        raise DataNotFound(f"unknown network {name!r}; known: {known}. ({exc})") from None
+    net = bif.read(path)
     net.name = name
     return net
 
 
-def _network_wheel() -> Path:
-    pkg, version = NETWORK_WHEEL
-    folder = _cache_dir() / "wheels"
-    found = sorted(folder.glob(f"{pkg}-{version}-*.whl"))
-    if found:
-        return found[0]
-    folder.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-           "--only-binary", ":all:", "-d", str(folder), f"{pkg}=={version}"]
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    found = sorted(folder.glob(f"{pkg}-{version}-*.whl"))
-    if result.returncode != 0 or not found:
-        raise DataNotFound(
-            f"the bnlearn networks are not in {data_dir() / 'networks'} and downloading "
-            f"{pkg}=={version} from PyPI failed: {result.stderr.strip()[-300:]}\n"
-            "Set TWLIB_DATA to a folder holding networks/<name>.bif.gz.")
-    return found[0]
+# ------------------------------------------------------------------------- UAI
+@dataclass(frozen=True)
+class UAIInstance:
+    """A UAI 2014 MAR instance: the model, its evidence and the exact marginals."""
+
+    name: str
+    category: str
+    model: FactorModel
+    evidence: dict
+    marginals: dict          # variable -> reference probability vector (six digits)
+
+
+def available_uai(category: str | None = None) -> list:
+    """Names of the UAI instances (``"Grids_12"``, ...), optionally of one category."""
+    paths = _glob(f"uai/{category or '*'}/*.uai*")
+    return [Path(p).stem for p in paths if p.endswith(".uai")]
+
+
+def load_uai(name: str) -> UAIInstance:
+    """A UAI 2014 MAR instance by name, e.g. ``"Grids_12"`` (category = the name's prefix)."""
+    category = name.rsplit("_", 1)[0]
+    base = f"uai/{category}/{name}.uai"
+    try:
+        path = data_file(base)
+    except DataNotFound as exc:
+        raise DataNotFound(f"unknown UAI instance {name!r}; known: {available_uai()}. "
+                           f"({exc})") from None
+    model = uai.read(path)
+    evidence = uai.read_evidence(data_file(base + ".evid"))
+    marginals = dict(zip(model.variables, uai.read_mar(data_file(base + ".MAR"))))
+    return UAIInstance(name, category, model, evidence, marginals)
 
 
 # ---------------------------------------------------------------------- tables
@@ -246,25 +287,14 @@ DENSITY_SETS = ("nltcs", "plants", "baudio", "jester", "bnetflix", "accidents", 
 
 def available_tables() -> list:
     """Names of the tables (and density sets) whose files are in the data directory."""
-    root = data_dir()
-    names = [n for n, s in TABLES.items() if all((root / f).exists() for f in s.files)]
-    names += [n for n in DENSITY_SETS if (root / "density" / n / f"{n}.train.data").exists()]
+    names = [n for n, s in TABLES.items() if all(_exists(f) for f in s.files)]
+    names += [n for n in DENSITY_SETS if _exists(f"density/{n}/{n}.train.data")]
     return sorted(names)
-
-
-def _missing_message(what, paths) -> str:
-    where = ", ".join(str(p) for p in paths)
-    return (f"{what} is not available: looked for {where}. Set the environment variable "
-            "TWLIB_DATA to the folder that holds the benchmark data (the one with MANIFEST.tsv), "
-            "e.g. export TWLIB_DATA=../shared/data")
 
 
 def _read_frame(name: str) -> pd.DataFrame:
     spec = TABLES[name]
-    paths = [data_dir() / f for f in spec.files]
-    absent = [p for p in paths if not p.exists()]
-    if absent:
-        raise DataNotFound(_missing_message(f"table {name!r}", absent))
+    paths = [data_file(f) for f in spec.files]
     kw = dict(spec.read)
     if spec.names:
         kw["names"] = list(spec.names)
@@ -273,7 +303,7 @@ def _read_frame(name: str) -> pd.DataFrame:
     if name == "communities":
         df = df.reset_index(drop=True)   # the 5 unnamed leading fields land in the index
     if name == "steel":
-        columns = (data_dir() / "uci/steel-plates-faults/Faults27x7_var").read_text().split()
+        columns = read_text(data_file("uci/steel-plates-faults/Faults27x7_var")).split()
         df.columns = columns
         faults = columns[27:]
         df = df[columns[:27]].assign(fault=np.array(faults)[df[faults].to_numpy().argmax(axis=1)])
@@ -316,8 +346,7 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
     Raises
     ------
     DataNotFound
-        The files are absent; the message says where we looked and how to set
-        ``TWLIB_DATA``.
+        The files are absent; the message says where we looked.
     """
     if preset is not None:
         if preset not in PRESETS:
@@ -330,10 +359,8 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
     if name in DENSITY_SETS:
         if split not in ("train", "valid", "test"):
             raise ValueError(f"split must be 'train', 'valid' or 'test', got {split!r}")
-        path = data_dir() / "density" / name / f"{name}.{split}.data"
-        if not path.exists():
-            raise DataNotFound(_missing_message(f"density set {name!r}", [path]))
-        arr = np.loadtxt(path, delimiter=",", dtype=np.uint8, ndmin=2)
+        path = data_file(f"density/{name}/{name}.{split}.data")
+        arr = pd.read_csv(path, header=None, dtype=np.uint8).to_numpy()
         names = [f"v{j}" for j in range(arr.shape[1])]
         return Dataset(arr, names, [["0", "1"]] * arr.shape[1])
     if name not in TABLES:

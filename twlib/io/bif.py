@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..network import BayesianNetwork
+from .text import read_text
 
 __all__ = ["read", "write", "loads", "dumps", "BIFError", "safe_name"]
 
@@ -251,9 +252,7 @@ def read(path) -> BayesianNetwork:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such BIF file: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return loads(fh.read(), source=str(path))
+    return loads(read_text(path), source=str(path))
 
 
 def safe_name(name: str, taken=()) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..factors import Factor, FactorModel
+from .text import plain_name, read_text, resolve
 
 __all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "UAIError"]
 
@@ -93,16 +94,18 @@ def loads(text: str, source: str = "<string>") -> FactorModel:
                               values.reshape([cards[v] for v in scope])))
     names = [str(i) for i in range(n)]
     model = FactorModel(names, {v: [str(k) for k in range(c)] for v, c in zip(names, cards)},
-                        factors, name=Path(source).name)
+                        factors, name=plain_name(source))
     model.kind = kind
     return model
 
 
 def read(path) -> FactorModel:
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such UAI model: {path}")
-    return loads(path.read_text(), source=str(path))
+    """A ``.uai`` model file (or ``.uai.gz``)."""
+    try:
+        path = resolve(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such UAI model: {path}") from None
+    return loads(read_text(path), source=str(path))
 
 
 def read_evidence(path) -> dict:
@@ -111,8 +114,7 @@ def read_evidence(path) -> dict:
     Accepts the 2014 form (``N v1 x1 ...``) and the older one with a leading
     count of evidence samples (the first sample is used).
     """
-    path = Path(path)
-    items = path.read_text().split()
+    items = read_text(path).split()
     if not items:
         return {}
     numbers = [int(x) for x in items]
@@ -135,7 +137,7 @@ def write_mar(path, marginals: dict, variables) -> None:
 
 def read_mar(path) -> list:
     """Marginals of a ``.MAR`` file as a list of arrays (one per variable)."""
-    items = Path(path).read_text().split()
+    items = read_text(path).split()
     if not items or items[0] != "MAR":
         raise UAIError(f"{path}: expected a MAR header")
     n, pos, out = int(items[1]), 2, []
