@@ -4,14 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
-# The shared benchmark data, when it sits beside the checkout (CI sets TWLIB_DATA itself).
-ifeq ($(TWLIB_DATA),)
-ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
-export TWLIB_DATA := $(abspath ../shared/data)
-endif
-endif
 
-.PHONY: book test install bench-peers clean
+.PHONY: book book-check test install bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
@@ -24,6 +18,11 @@ install: $(STAMP)
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
+
+# The built book as a reader sees it, in headless Chromium (Debian: apt-get install chromium):
+# no remote assets, every chapter and figure, no code block that scrolls; a screenshot.
+book-check: book
+	$(BIN)/python tests/book_html.py _build/html --browser --screenshot _build/chapter.png
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests twlib notebooks --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
