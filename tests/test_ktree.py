@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from twlib import graphs
+from twlib.errors import BudgetExceeded
 from twlib.learn.ktree import best_ktree, guided_ktree, top_k_information
 
 
@@ -87,7 +88,7 @@ def test_heuristic_is_the_top_k_sum():
 
 def test_state_limit_gives_a_clear_error():
     mi = random_mi(2, 12)
-    with pytest.raises(ValueError, match="passed 50 states"):
+    with pytest.raises(BudgetExceeded, match="passed 50 states"):
         best_ktree(mi, 3, max_states=50)
 
 

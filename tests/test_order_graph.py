@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from twlib.errors import BudgetExceeded
 from twlib.graphs import topological_order
 from twlib.learn import order_graph as og
 from twlib.scores import ParentSetScores, network_score
@@ -86,5 +87,5 @@ def test_bad_arguments():
     pss = ParentSetScores(ds, score="bic", max_parents=2)
     with pytest.raises(ValueError, match="heuristic"):
         og.astar(pss, heuristic="magic")
-    with pytest.raises(ValueError, match="max_memory_gb"):
+    with pytest.raises(BudgetExceeded, match="max_memory_gb"):
         og.dp(pss, max_memory_gb=1e-12)

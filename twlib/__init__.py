@@ -5,11 +5,12 @@
 >>> ds.n_vars
 5
 """
-from . import (counting, data, datasets, graphs, inference, information, io, learn, metrics,
-               network, queries, scores, strength)
+from . import (counting, data, datasets, errors, graphs, inference, information, io, learn,
+               metrics, network, queries, scores, strength)
 from .data import Dataset
 from .network import BayesianNetwork
 
-__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "graphs", "inference",
+__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "errors", "graphs",
+           "inference",
            "information", "io", "learn", "metrics", "network", "queries", "scores", "strength"]
 __version__ = "0.1.0"

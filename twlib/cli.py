@@ -6,6 +6,10 @@
     twlib uai MODEL.uai EVIDENCE.evid SEED MAR [--memory-gb G]
         the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR
         (MODEL.uai.gz and EVIDENCE.evid.gz are read too)
+
+Exit codes: 0 done; 2 bad input (a malformed file, an unknown name, an invalid
+option: any :class:`twlib.errors.TwlibError` but a budget one, or a missing
+file); 3 over a memory or state budget (:class:`twlib.errors.BudgetExceeded`).
 """
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from pathlib import Path
 
 from . import datasets
 from .data import Dataset
-from .inference import JunctionTree, MemoryBudgetExceeded
+from .errors import BudgetExceeded, InputError, TwlibError
+from .inference import JunctionTree
 from .io import bif, dat, uai
 from .io.text import plain_name
 from .scores import SCORES, ParentSetScores
@@ -53,7 +58,7 @@ def _score(args) -> None:
 
 def _uai(args) -> None:
     if args.task != "MAR":
-        raise ValueError(f"only the MAR task is supported, got {args.task!r}")
+        raise InputError(f"only the MAR task is supported, got {args.task!r}")
     model = uai.read(args.model)
     evidence = uai.read_evidence(args.evidence)
     tree = JunctionTree(model, max_memory_gb=args.memory_gb)
@@ -90,10 +95,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         args.run(args)
-    except MemoryBudgetExceeded as exc:
+    except BudgetExceeded as exc:
         print(f"twlib {args.command}: {exc}", file=sys.stderr)
         return 3
-    except (ValueError, KeyError, FileNotFoundError) as exc:
+    except (TwlibError, FileNotFoundError) as exc:
         print(f"twlib {args.command}: error: {exc}", file=sys.stderr)
         return 2
     return 0

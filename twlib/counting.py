@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .errors import BudgetExceeded, InputError
+
 __all__ = ["Counts", "count", "joint_keys", "DENSE_FACTOR"]
 
 DENSE_FACTOR = 4
@@ -52,7 +54,7 @@ class Counts:
         if self.dense is not None:
             return self.dense.reshape(self.arities)
         if self.size > 50_000_000:
-            raise ValueError(f"joint space of {self.size} states is too large to densify")
+            raise BudgetExceeded(f"joint space of {self.size} states is too large to densify")
         out = np.zeros(self.size, dtype=np.int64)
         out[self.keys] = self.counts
         return out.reshape(self.arities)
@@ -104,14 +106,14 @@ def _checked(values, cols, arities):
     cols = np.asarray(cols, dtype=np.int64)
     arities = np.asarray(arities, dtype=np.int64)
     if values.ndim != 2:
-        raise ValueError("values must be a 2-D matrix of state codes")
+        raise InputError("values must be a 2-D matrix of state codes")
     if cols.shape != arities.shape:
-        raise ValueError("cols and arities must have the same length")
+        raise InputError("cols and arities must have the same length")
     if np.any(arities < 1):
-        raise ValueError("arities must be positive")
+        raise InputError("arities must be positive")
     log_size = float(np.sum(np.log2(arities))) if len(arities) else 0.0
     if log_size >= 62:
-        raise ValueError(f"joint space of {len(cols)} variables (2^{log_size:.0f} states) "
+        raise InputError(f"joint space of {len(cols)} variables (2^{log_size:.0f} states) "
                          "overflows 64-bit keys")
     return values, cols, arities
 

@@ -14,6 +14,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import DataNotFound, InputError, UnknownName
+
 __all__ = ["Dataset", "code_dtype"]
 
 DISCRETISERS = (None, "median", "quantile")
@@ -29,7 +31,7 @@ def code_dtype(max_arity: int) -> np.dtype:
     for dt in (np.uint8, np.uint16, np.uint32):
         if max_arity - 1 <= np.iinfo(dt).max:
             return np.dtype(dt)
-    raise ValueError(f"{max_arity} states do not fit a 32-bit code")
+    raise InputError(f"{max_arity} states do not fit a 32-bit code")
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,25 +64,25 @@ class Dataset:
         names = [str(n) for n in self.names]
         states = [[str(s) for s in st] for st in self.states]
         if values.ndim != 2:
-            raise ValueError(f"values must be a 2-D matrix, got {values.ndim} dimension(s)")
+            raise InputError(f"values must be a 2-D matrix, got {values.ndim} dimension(s)")
         if values.shape[1] != len(names) or len(states) != len(names):
-            raise ValueError(
+            raise InputError(
                 f"values has {values.shape[1]} columns but {len(names)} names "
                 f"and {len(states)} state lists were given")
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"variable names must be unique; repeated: {dup}")
+            raise InputError(f"variable names must be unique; repeated: {dup}")
         if values.shape[0] == 0:
-            raise ValueError("the data set is empty (no rows)")
+            raise InputError("the data set is empty (no rows)")
         if not np.issubdtype(values.dtype, np.integer):
-            raise ValueError(f"values must be integer codes, got dtype {values.dtype}")
+            raise InputError(f"values must be integer codes, got dtype {values.dtype}")
         arities = np.array([len(s) for s in states], dtype=np.int64)
         if np.any(arities < 1):
             bad = [n for n, a in zip(names, arities) if a < 1]
-            raise ValueError(f"variables without states: {bad}")
+            raise InputError(f"variables without states: {bad}")
         if values.size and (values.min() < 0 or np.any(values.max(axis=0) >= arities)):
             bad = [n for n, a, m in zip(names, arities, values.max(axis=0)) if m >= a]
-            raise ValueError(f"codes out of range for variables {bad}")
+            raise InputError(f"codes out of range for variables {bad}")
         coded = np.ascontiguousarray(values, dtype=code_dtype(int(arities.max())))
         coded.setflags(write=False)
         object.__setattr__(self, "values", coded)
@@ -116,12 +118,12 @@ class Dataset:
         """Column index of a variable given by name (or passed through if an int)."""
         if isinstance(name, (int, np.integer)):
             if not 0 <= name < self.n_vars:
-                raise IndexError(f"variable index {name} out of range 0..{self.n_vars - 1}")
+                raise UnknownName(f"variable index {name} out of range 0..{self.n_vars - 1}")
             return int(name)
         try:
             return self._index[name]
         except KeyError:
-            raise KeyError(f"no variable named {name!r} in this data set") from None
+            raise UnknownName(f"no variable named {name!r} in this data set") from None
 
     def indices(self, names: Iterable) -> list:
         return [self.index(n) for n in names]
@@ -146,12 +148,12 @@ class Dataset:
         [15, 5]
         """
         if not 0 < test_fraction < 1:
-            raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction}")
+            raise InputError(f"test_fraction must lie in (0, 1), got {test_fraction}")
         rng = np.random.default_rng(random_state)
         perm = rng.permutation(self.n_rows)
         n_test = int(round(test_fraction * self.n_rows))
         if n_test == 0 or n_test == self.n_rows:
-            raise ValueError(f"{self.n_rows} rows are too few to split at {test_fraction}")
+            raise InputError(f"{self.n_rows} rows are too few to split at {test_fraction}")
         return self.take(np.sort(perm[n_test:])), self.take(np.sort(perm[:n_test]))
 
     def to_pandas(self) -> pd.DataFrame:
@@ -204,11 +206,11 @@ class Dataset:
             numbers, constant columns, too many states, unknown options.
         """
         if discretize not in DISCRETISERS:
-            raise ValueError(f"discretize must be one of {DISCRETISERS}, got {discretize!r}")
+            raise InputError(f"discretize must be one of {DISCRETISERS}, got {discretize!r}")
         if missing not in MISSING_POLICIES:
-            raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+            raise InputError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
         if df.shape[0] == 0 or df.shape[1] == 0:
-            raise ValueError(f"the data set is empty ({df.shape[0]} rows x {df.shape[1]} columns)")
+            raise InputError(f"the data set is empty ({df.shape[0]} rows x {df.shape[1]} columns)")
         df = df.copy()
         df.columns = [str(c) for c in df.columns]
         numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
@@ -217,12 +219,12 @@ class Dataset:
             inf = {c: int(np.isinf(df[c].to_numpy(dtype=float)).sum()) for c in numeric}
             inf = {c: k for c, k in inf.items() if k}
             if inf:
-                raise ValueError(f"non-finite numbers (inf) in columns {inf}")
+                raise InputError(f"non-finite numbers (inf) in columns {inf}")
         n_missing = df.isna().sum()
         n_missing = {c: int(k) for c, k in n_missing.items() if k}
         if n_missing:
             if missing == "error":
-                raise ValueError(
+                raise InputError(
                     f"missing values in {len(n_missing)} column(s) {n_missing}; "
                     "pass missing='drop' to drop incomplete rows or missing='state' "
                     "to keep them as a state of their own")
@@ -234,19 +236,19 @@ class Dataset:
             if missing == "drop":
                 df = df.dropna(axis=0).reset_index(drop=True)
                 if df.shape[0] == 0:
-                    raise ValueError("no complete rows remain after dropping missing values")
+                    raise InputError("no complete rows remain after dropping missing values")
         targets = list(df.columns) if columns is None else [str(c) for c in columns]
         unknown = [c for c in targets if c not in df.columns]
         if unknown:
-            raise ValueError(f"columns to discretise not in the data: {unknown}")
+            raise InputError(f"columns to discretise not in the data: {unknown}")
         constant = [c for c in df.columns if df[c].nunique(dropna=False) < 2]
         if constant:
             if not drop_constant:
-                raise ValueError(f"constant column(s) {constant}: a variable needs at least "
+                raise InputError(f"constant column(s) {constant}: a variable needs at least "
                                  "two states (pass drop_constant=True to drop them)")
             df = df.drop(columns=constant)
             if df.shape[1] == 0:
-                raise ValueError("every column is constant")
+                raise InputError("every column is constant")
         codes, states = [], []
         for c in df.columns:
             col = df[c]
@@ -258,7 +260,7 @@ class Dataset:
             else:
                 code, st = _categorical(col)
             if len(st) > max_states:
-                raise ValueError(
+                raise InputError(
                     f"column {c!r} has {len(st)} states (more than max_states={max_states}); "
                     "discretise it (discretize='median' or 'quantile') or raise max_states")
             codes.append(code)
@@ -275,7 +277,7 @@ class Dataset:
         """
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"no such data file: {path}")
+            raise DataNotFound(f"no such data file: {path}")
         df = pd.read_csv(path, **(read_csv or {}))
         return cls.from_pandas(df, **kwargs)
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Dataset
+from .errors import DataNotFound, InputError
 from .factors import FactorModel
 from .io import bif, uai
 from .io.text import plain_name, read_text
@@ -40,10 +41,6 @@ NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "insuran
             "win95pts", "hepar2", "andes", "pathfinder", "barley", "link", "diabetes", "munin",
             "munin2", "munin3", "munin4")
 SKLEARN_SETS = ("wine", "breast_cancer", "iris", "digits")
-
-
-class DataNotFound(FileNotFoundError):
-    """A data set is not on this machine; the message says where we looked."""
 
 
 def data_dir() -> Path:
@@ -113,7 +110,7 @@ def load_sklearn(name: str, discretize: str = "median", bins: int = 4) -> Datase
     loaders = {"wine": skd.load_wine, "breast_cancer": skd.load_breast_cancer,
                "iris": skd.load_iris, "digits": skd.load_digits}
     if name not in loaders:
-        raise ValueError(f"unknown scikit-learn data set {name!r}; choose one of {SKLEARN_SETS}")
+        raise InputError(f"unknown scikit-learn data set {name!r}; choose one of {SKLEARN_SETS}")
     bunch = loaders[name]()
     features = [str(f).replace(" ", "_") for f in bunch.feature_names]
     df = pd.DataFrame(bunch.data, columns=features)
@@ -350,7 +347,7 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
     """
     if preset is not None:
         if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
+            raise InputError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
         options = PRESETS[preset]
         discretize = options.get("discretize", discretize)
         discretize_class = options.get("discretize_class", discretize_class)
@@ -358,13 +355,13 @@ def load_table(name: str, discretize: str | None = "median", bins: int = 4,
         missing = options.get("missing", missing)
     if name in DENSITY_SETS:
         if split not in ("train", "valid", "test"):
-            raise ValueError(f"split must be 'train', 'valid' or 'test', got {split!r}")
+            raise InputError(f"split must be 'train', 'valid' or 'test', got {split!r}")
         path = data_file(f"density/{name}/{name}.{split}.data")
         arr = pd.read_csv(path, header=None, dtype=np.uint8).to_numpy()
         names = [f"v{j}" for j in range(arr.shape[1])]
         return Dataset(arr, names, [["0", "1"]] * arr.shape[1])
     if name not in TABLES:
-        raise ValueError(f"unknown table {name!r}; known: {sorted(TABLES) + list(DENSITY_SETS)}")
+        raise InputError(f"unknown table {name!r}; known: {sorted(TABLES) + list(DENSITY_SETS)}")
     spec = TABLES[name]
     df = _read_frame(name)
     missing = missing or spec.missing

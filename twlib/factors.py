@@ -11,13 +11,10 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from .errors import InputError, ZeroEvidenceError
 from .network import BayesianNetwork
 
 __all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "cpt_factor"]
-
-
-class ZeroEvidenceError(ValueError):
-    """The evidence has probability zero under the network."""
 
 
 def _einsum(*args):
@@ -32,7 +29,7 @@ def _einsum(*args):
     for k in range(0, len(pairs), 2):
         ops += [pairs[k], [local.setdefault(x, len(local)) for x in pairs[k + 1]]]
     if len(local) > 52:
-        raise ValueError(f"a table over {len(local)} variables is beyond numpy's einsum")
+        raise InputError(f"a table over {len(local)} variables is beyond numpy's einsum")
     return np.einsum(*ops, [local[x] for x in out])
 
 
@@ -51,9 +48,9 @@ class Factor:
 
     def __post_init__(self):
         if np.ndim(self.values) != len(self.variables):
-            raise ValueError(f"{len(self.variables)} variables but a {np.ndim(self.values)}-d table")
+            raise InputError(f"{len(self.variables)} variables but a {np.ndim(self.values)}-d table")
         if len(set(self.variables)) != len(self.variables):
-            raise ValueError(f"repeated variables in {self.variables}")
+            raise InputError(f"repeated variables in {self.variables}")
 
     def __mul__(self, other: "Factor") -> "Factor":
         out = tuple(dict.fromkeys(self.variables + other.variables))
@@ -99,13 +96,13 @@ class FactorModel:
         for f in self.factors:
             unknown = set(f.variables) - known
             if unknown:
-                raise ValueError(f"factor over unknown variables {sorted(unknown)}")
+                raise InputError(f"factor over unknown variables {sorted(unknown)}")
             shape = tuple(len(self._states[v]) for v in f.variables)
             if f.values.shape != shape:
-                raise ValueError(f"factor over {f.variables} has shape {f.values.shape}, "
+                raise InputError(f"factor over {f.variables} has shape {f.values.shape}, "
                                  f"expected {shape}")
             if np.any(f.values < 0) or not np.all(np.isfinite(f.values)):
-                raise ValueError(f"factor over {f.variables} has negative or non-finite entries")
+                raise InputError(f"factor over {f.variables} has negative or non-finite entries")
 
     @classmethod
     def from_network(cls, net: BayesianNetwork) -> "FactorModel":

@@ -11,6 +11,8 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
+from .errors import BudgetExceeded, InputError, InternalError
+
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
@@ -40,13 +42,13 @@ def topological_order(parents: dict) -> list:
     position = {v: i for i, v in enumerate(parents)}
     missing = sorted({p for ps in parents.values() for p in ps} - set(parents), key=str)
     if missing:
-        raise ValueError(f"parents that are not nodes of the graph: {missing}")
+        raise InputError(f"parents that are not nodes of the graph: {missing}")
     graph = to_digraph(parents)
     try:
         return list(nx.lexicographical_topological_sort(graph, key=position.__getitem__))
     except nx.NetworkXUnfeasible:
         cycle = find_cycle(parents)
-        raise ValueError(f"the graph is cyclic: {' -> '.join(map(str, cycle))}") from None
+        raise InputError(f"the graph is cyclic: {' -> '.join(map(str, cycle))}") from None
 
 
 def to_digraph(parents: dict) -> nx.DiGraph:
@@ -106,7 +108,7 @@ def orient_tree(tree: nx.Graph, root=None) -> dict:
     {'a': ['b'], 'b': [], 'c': ['b']}
     """
     if not nx.is_forest(tree):
-        raise ValueError("the graph has a cycle, so it is not a tree or forest")
+        raise InputError("the graph has a cycle, so it is not a tree or forest")
     parents = {v: [] for v in tree.nodes}
     for component in nx.connected_components(tree):
         start = root if root in component else next(v for v in tree.nodes if v in component)
@@ -119,7 +121,7 @@ def _eliminate(graph: nx.Graph, order):
     """Yield ``(node, neighbours at elimination)`` along ``order``, adding fill-in edges."""
     order = list(order)
     if sorted(order, key=str) != sorted(graph.nodes, key=str) or len(set(order)) != len(order):
-        raise ValueError("the order must list every node of the graph exactly once")
+        raise InputError("the order must list every node of the graph exactly once")
     g = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
     for v in order:
         nbrs = g.pop(v)
@@ -150,7 +152,7 @@ def greedy_clique(weights, size: int) -> list:
     w = np.asarray(weights, dtype=float)
     n = w.shape[0]
     if not 2 <= size <= n:
-        raise ValueError(f"a clique of {size} nodes needs 2 <= size <= {n}")
+        raise InputError(f"a clique of {size} nodes needs 2 <= size <= {n}")
     i, j = np.unravel_index(np.argmax(w - np.diag(np.full(n, np.inf))), w.shape)
     clique = [int(i), int(j)]
     while len(clique) < size:
@@ -181,7 +183,7 @@ def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
     nodes = list(nodes)
     n = len(nodes)
     if not 1 <= k < n:
-        raise ValueError(f"a k-tree over {n} nodes needs 1 <= k < n, got k={k}")
+        raise InputError(f"a k-tree over {n} nodes needs 1 <= k < n, got k={k}")
     rng = np.random.default_rng(random_state)
     if weights is None:
         root = sorted(rng.choice(n, size=k + 1, replace=False).tolist())
@@ -229,9 +231,9 @@ def elimination_order(graph: nx.Graph, method: str = "min-fill", weights=None) -
     [0, 1, 2, 3]
     """
     if method not in ORDER_HEURISTICS:
-        raise ValueError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
+        raise InputError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
     if method == "weighted-min-fill" and weights is None:
-        raise ValueError("weighted-min-fill needs node weights (e.g. numbers of states)")
+        raise InputError("weighted-min-fill needs node weights (e.g. numbers of states)")
     rank = {v: i for i, v in enumerate(graph.nodes)}
     adj = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
 
@@ -288,8 +290,8 @@ def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
     nodes = list(graph.nodes)
     n = len(nodes)
     if n > max_nodes:
-        raise ValueError(f"exact tree-width over {n} nodes would take too long "
-                         f"(max_nodes={max_nodes})")
+        raise BudgetExceeded(f"exact tree-width over {n} nodes would take too long "
+                             f"(max_nodes={max_nodes})")
     if n == 0:
         return 0, []
     index = {v: i for i, v in enumerate(nodes)}
@@ -390,7 +392,7 @@ def clique_tree(graph: nx.Graph, order):
     edges = [(i, j) for i, j in nx.maximum_spanning_tree(tree).edges()]
     cliques = [tuple(sorted(c, key=position.__getitem__)) for c in cliques]
     if not has_running_intersection(cliques, edges):
-        raise AssertionError("clique tree violates running intersection")
+        raise InternalError("clique tree violates running intersection")
     return cliques, edges
 
 
@@ -462,7 +464,7 @@ def ktree_cliques(graph: nx.Graph, k: int):
     sorted tuples.  Raises ValueError if ``graph`` is not a k-tree."""
     order = ktree_elimination_order(graph, k)
     if order is None:
-        raise ValueError(f"the graph is not a {k}-tree")
+        raise InputError(f"the graph is not a {k}-tree")
     top, small = set(), set()
     for v, nbrs in _eliminate(graph, order):
         if len(nbrs) == k:
@@ -537,6 +539,6 @@ def structural_hamming_distance(a: dict, b: dict, patterns: bool = True) -> int:
     1
     """
     if set(a) != set(b):
-        raise ValueError(f"the graphs have different nodes: {sorted(set(a) ^ set(b), key=str)[:5]}")
+        raise InputError(f"the graphs have different nodes: {sorted(set(a) ^ set(b), key=str)[:5]}")
     sa, sb = _pair_states(a, patterns), _pair_states(b, patterns)
     return sum(sa.get(pair) != sb.get(pair) for pair in set(sa) | set(sb))

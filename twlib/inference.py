@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .errors import BudgetExceeded, InputError, UnknownName
 from .factors import Factor, FactorModel, ZeroEvidenceError, _einsum, cpt_factor
 from .graphs import clique_tree, elimination_order, moral_graph
 from .network import BayesianNetwork
@@ -30,7 +31,7 @@ __all__ = ["Factor", "FactorModel", "variable_elimination", "JunctionTree", "Zer
            "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult", "gibbs_sample"]
 
 
-class MemoryBudgetExceeded(MemoryError):
+class MemoryBudgetExceeded(BudgetExceeded):
     """Exact inference would need more memory than allowed."""
 
 
@@ -39,16 +40,16 @@ def _evidence_indices(net: BayesianNetwork, evidence) -> dict:
     out = {}
     for v, s in (evidence or {}).items():
         if v not in net.variables:
-            raise KeyError(f"evidence on unknown variable {v!r}")
+            raise UnknownName(f"evidence on unknown variable {v!r}")
         states = net.states(v)
         if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
             if not 0 <= s < len(states):
-                raise ValueError(f"state index {s} out of range for {v!r} ({len(states)} states)")
+                raise InputError(f"state index {s} out of range for {v!r} ({len(states)} states)")
             out[v] = int(s)
         elif s in states:
             out[v] = states.index(s)
         else:
-            raise ValueError(f"unknown state {s!r} of {v!r}; its states are {states}")
+            raise InputError(f"unknown state {s!r} of {v!r}; its states are {states}")
     return out
 
 
@@ -68,10 +69,10 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
     query = [query] if single else list(query)
     for q in query:
         if q not in net.variables:
-            raise KeyError(f"unknown query variable {q!r}")
+            raise UnknownName(f"unknown query variable {q!r}")
     ev = _evidence_indices(net, evidence)
     if set(query) & set(ev):
-        raise ValueError("a query variable cannot also be observed")
+        raise InputError("a query variable cannot also be observed")
     factors = [cpt_factor(net, v).reduce(ev) for v in net.variables]
     hidden = [v for v in net.variables if v not in ev and v not in query]
     if order is None:
@@ -265,7 +266,7 @@ class JunctionTree:
         """
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
-            raise ValueError("no evidence sets given")
+            raise InputError("no evidence sets given")
         if chunk is None:
             chunk = max(1, int(32_000_000 // max(p.size for p in self.potentials)))
         posts = {v: [] for v in self.net.variables}
@@ -297,12 +298,12 @@ class JunctionTree:
         variables = list(variables)
         unknown = [v for v in variables if v not in self.arity]
         if unknown:
-            raise KeyError(f"unknown variables {unknown}")
+            raise UnknownName(f"unknown variables {unknown}")
         if len(set(variables)) != len(variables):
-            raise ValueError(f"variables repeat: {variables}")
+            raise InputError(f"variables repeat: {variables}")
         holders = [i for i, c in enumerate(self.cliques) if set(variables) <= set(c)]
         if not holders:
-            raise ValueError(f"{variables} share no clique of the junction tree; "
+            raise InputError(f"{variables} share no clique of the junction tree; "
                              "joint() answers only within a clique")
         i = min(holders, key=lambda i: len(self.cliques[i]))
         beliefs, _ = self._run([evidence or {}])
@@ -360,7 +361,7 @@ def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: fl
     (True, 0.49)
     """
     if not 0 <= damping < 1:
-        raise ValueError(f"damping must lie in [0, 1), got {damping}")
+        raise InputError(f"damping must lie in [0, 1), got {damping}")
     model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
     ev = _evidence_indices(model, evidence)
     factors = [f.reduce(ev) for f in model.factors]
@@ -474,7 +475,7 @@ def gibbs_sample(model, n_samples: int, burn_in: int = 1000, restarts: int = 10,
 
     model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
     if n_samples < 1 or restarts < 1 or thin < 1 or burn_in < 0:
-        raise ValueError("n_samples, restarts and thin must be positive and burn_in >= 0")
+        raise InputError("n_samples, restarts and thin must be positive and burn_in >= 0")
     rng = np.random.default_rng(random_state)
     names = model.variables
     index = {v: i for i, v in enumerate(names)}

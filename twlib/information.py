@@ -12,6 +12,7 @@ import numpy as np
 
 from .counting import count
 from .data import Dataset
+from .errors import InputError
 
 __all__ = ["entropy", "mutual_information", "mutual_information_matrix",
            "conditional_mutual_information"]
@@ -22,7 +23,7 @@ def _resolve(data: Dataset, variables):
         variables = [variables]
     idx = data.indices(variables)
     if len(set(idx)) != len(idx):
-        raise ValueError(f"repeated variables in {list(variables)}")
+        raise InputError(f"repeated variables in {list(variables)}")
     return idx
 
 
@@ -59,9 +60,9 @@ def conditional_mutual_information(data: Dataset, a, b, c=(), base: float = math
     """
     ia, ib, ic = _resolve(data, a), _resolve(data, b), _resolve(data, c)
     if set(ia) & set(ib) or set(ia) & set(ic) or set(ib) & set(ic):
-        raise ValueError("A, B and C must be disjoint variable sets")
+        raise InputError("A, B and C must be disjoint variable sets")
     if not ia or not ib:
-        raise ValueError("A and B must each hold at least one variable")
+        raise InputError("A and B must each hold at least one variable")
     h = (entropy(data, ia + ic, base) + entropy(data, ib + ic, base)
          - entropy(data, ia + ib + ic, base) - entropy(data, ic, base))
     return max(h, 0.0)   # clamps rounding noise of order 1e-16

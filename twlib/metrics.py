@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputError, UnknownName
+
 __all__ = ["hellinger", "max_absolute_error", "kl_divergence", "absolute_error", "rmse",
            "test_log_likelihood"]
 
@@ -16,7 +18,7 @@ def _pairs(p, q):
     if isinstance(p, dict):
         missing = set(p) - set(q)
         if missing:
-            raise KeyError(f"variables missing from the second result: {sorted(missing)[:5]}")
+            raise UnknownName(f"variables missing from the second result: {sorted(missing)[:5]}")
         return [(np.asarray(p[v], float), np.asarray(q[v], float)) for v in p]
     return [(np.asarray(p, float), np.asarray(q, float))]
 
@@ -40,7 +42,7 @@ def max_absolute_error(p, q, reduce: str = "mean") -> float:
         return float(np.mean(per))
     if reduce == "max":
         return float(np.max([np.abs(a - b).max() for a, b in _pairs(p, q)]))
-    raise ValueError(f"reduce must be 'mean' or 'max', got {reduce!r}")
+    raise InputError(f"reduce must be 'mean' or 'max', got {reduce!r}")
 
 
 def absolute_error(p, q) -> float:

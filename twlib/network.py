@@ -11,6 +11,7 @@ import numpy as np
 
 from .counting import count, joint_keys
 from .data import Dataset, code_dtype
+from .errors import InputError, UnknownName
 from .graphs import to_digraph, topological_order
 
 __all__ = ["BayesianNetwork", "CPT_ATOL", "ESTIMATORS", "random_network"]
@@ -50,34 +51,34 @@ class BayesianNetwork:
         self.name = name
         self.variables = [str(v) for v in variables]
         if len(set(self.variables)) != len(self.variables):
-            raise ValueError("variable names must be unique")
+            raise InputError("variable names must be unique")
         vset = set(self.variables)
         for where, d in (("states", states), ("parents", parents), ("cpts", cpts)):
             extra = sorted(set(d) - vset)
             if extra:
-                raise ValueError(f"{where} given for unknown variables {extra}")
+                raise InputError(f"{where} given for unknown variables {extra}")
         self._states = {v: [str(s) for s in states[v]] for v in self.variables}
         self._parents = {v: [str(p) for p in parents.get(v, [])] for v in self.variables}
         self._order = topological_order(self._parents)   # raises on cycles / unknown parents
         self._cpts = {}
         for v in self.variables:
             if v not in cpts:
-                raise ValueError(f"no CPT for variable {v!r}")
+                raise InputError(f"no CPT for variable {v!r}")
             if len(self._states[v]) < 1:
-                raise ValueError(f"variable {v!r} has no states")
+                raise InputError(f"variable {v!r} has no states")
             if len(set(self._parents[v])) != len(self._parents[v]):
-                raise ValueError(f"repeated parents of {v!r}: {self._parents[v]}")
+                raise InputError(f"repeated parents of {v!r}: {self._parents[v]}")
             shape = (self.arity(v),) + tuple(self.arity(p) for p in self._parents[v])
             table = np.asarray(cpts[v], dtype=np.float64)
             if table.shape != shape:
-                raise ValueError(f"CPT of {v!r} has shape {table.shape}; its states and parents "
+                raise InputError(f"CPT of {v!r} has shape {table.shape}; its states and parents "
                                  f"{self._parents[v]} need {shape}")
             if not np.all(np.isfinite(table)) or np.any(table < 0):
-                raise ValueError(f"CPT of {v!r} has negative or non-finite entries")
+                raise InputError(f"CPT of {v!r} has negative or non-finite entries")
             sums = table.sum(axis=0)
             if np.any(np.abs(sums - 1) > CPT_ATOL):
                 worst = float(np.max(np.abs(sums - 1)))
-                raise ValueError(f"CPT of {v!r} has columns that do not sum to 1 "
+                raise InputError(f"CPT of {v!r} has columns that do not sum to 1 "
                                  f"(off by up to {worst:.3g})")
             table = table.copy()
             table.setflags(write=False)
@@ -121,7 +122,7 @@ class BayesianNetwork:
 
     def _check(self, v) -> str:
         if v not in self._states:
-            raise KeyError(f"no variable named {v!r} in network {self.name!r}")
+            raise UnknownName(f"no variable named {v!r} in network {self.name!r}")
         return v
 
     def allclose(self, other: "BayesianNetwork", atol: float = 0.0) -> bool:
@@ -144,13 +145,13 @@ class BayesianNetwork:
         ``(N_ijk + ess/(q r)) / (N_ij + ess/q)``.
         """
         if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+            raise InputError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
         if estimator == "bdeu" and not ess > 0:
-            raise ValueError(f"the BDeu equivalent sample size must be positive, got {ess}")
+            raise InputError(f"the BDeu equivalent sample size must be positive, got {ess}")
         pm = {v: list(parents.get(v, [])) for v in data.names}
         extra = sorted(set(parents) - set(data.names))
         if extra:
-            raise ValueError(f"structure names variables that are not in the data: {extra}")
+            raise InputError(f"structure names variables that are not in the data: {extra}")
         topological_order(pm)
         cpts = {}
         for v in data.names:
@@ -173,10 +174,10 @@ class BayesianNetwork:
         """Data columns in network order, checking names and state labels."""
         missing = [v for v in self.variables if v not in data.names]
         if missing:
-            raise ValueError(f"data lacks the network's variables {missing}")
+            raise InputError(f"data lacks the network's variables {missing}")
         for v in self.variables:
             if data.states[data.index(v)] != self._states[v]:
-                raise ValueError(f"states of {v!r} differ between data and network: "
+                raise InputError(f"states of {v!r} differ between data and network: "
                                  f"{data.states[data.index(v)]} vs {self._states[v]}")
         return data.values[:, data.indices(self.variables)]
 
@@ -207,7 +208,7 @@ class BayesianNetwork:
         True
         """
         if not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"the number of samples must be a positive integer, got {n!r}")
+            raise InputError(f"the number of samples must be a positive integer, got {n!r}")
         rng = np.random.default_rng(random_state)
         arities = np.array([self.arity(v) for v in self.variables], dtype=np.int64)
         index = {v: i for i, v in enumerate(self.variables)}
@@ -262,13 +263,13 @@ def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
     (15, True)
     """
     if n_vars < 1:
-        raise ValueError("a network needs at least one variable")
+        raise InputError("a network needs at least one variable")
     rng = np.random.default_rng(random_state)
     n_arcs = 2 * n_vars if n_arcs is None else n_arcs
     max_out = n_vars if max_out is None else max_out
     arity = np.broadcast_to(np.asarray(arities, dtype=np.int64), (n_vars,))
     if np.any(arity < 2):
-        raise ValueError("every variable needs at least two states")
+        raise InputError("every variable needs at least two states")
     names = [f"X{i}" for i in range(n_vars)]
     order = rng.permutation(n_vars)
     reach = n_vars if window is None else window

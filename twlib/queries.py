@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from .errors import InputError
 from .inference import JunctionTree
 from .network import BayesianNetwork
 
@@ -61,7 +62,7 @@ def _draw(net, kind, rng, skeleton, max_evidence):
     if kind == "parent_child":
         children = [v for v in variables if net.parents(v)]
         if not children:
-            raise ValueError("parent-child queries need a network with at least one arc")
+            raise InputError("parent-child queries need a network with at least one arc")
         q = children[rng.integers(len(children))]
         observed = [net.parents(q)[rng.integers(len(net.parents(q)))]]
     else:
@@ -87,9 +88,9 @@ def generate_queries(net: BayesianNetwork, kind: str, count: int, random_state=N
     [1, 1, 1]
     """
     if kind not in QUERY_KINDS:
-        raise ValueError(f"kind must be one of {QUERY_KINDS}, got {kind!r}")
+        raise InputError(f"kind must be one of {QUERY_KINDS}, got {kind!r}")
     if count < 0 or max_evidence < 1:
-        raise ValueError("count must be >= 0 and max_evidence >= 1")
+        raise InputError("count must be >= 0 and max_evidence >= 1")
     rng = np.random.default_rng(random_state)
     skeleton = net.to_networkx().to_undirected()
     if reject_impossible and jt is None:
@@ -99,7 +100,7 @@ def generate_queries(net: BayesianNetwork, kind: str, count: int, random_state=N
         batch = [_draw(net, kind, rng, skeleton, max_evidence) for _ in range(count - len(out))]
         drawn += len(batch)
         if drawn > 100 * max(count, 1):
-            raise ValueError(f"could not draw {count} {kind} queries with possible evidence")
+            raise InputError(f"could not draw {count} {kind} queries with possible evidence")
         if reject_impossible:
             possible = np.isfinite(jt.log_probabilities_of_evidence([q.evidence_dict for q in batch]))
             batch = [q for q, ok in zip(batch, possible) if ok]

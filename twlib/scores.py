@@ -22,6 +22,7 @@ import numba as nb
 import numpy as np
 
 from .data import Dataset
+from .errors import FormatError, InputError, UnknownName
 
 __all__ = ["SCORES", "local_score", "network_score", "ParentSetScores", "PRUNING_RULES",
            "max_parents_bound"]
@@ -36,9 +37,9 @@ TIE_TOLERANCE = 1e-10
 
 def _check_score(score: str, ess: float) -> int:
     if score not in _KIND:
-        raise ValueError(f"unknown score {score!r}; choose one of {SCORES}")
+        raise InputError(f"unknown score {score!r}; choose one of {SCORES}")
     if score == "bdeu" and not ess > 0:
-        raise ValueError(f"the BDeu equivalent sample size must be positive, got {ess}")
+        raise InputError(f"the BDeu equivalent sample size must be positive, got {ess}")
     return _KIND[score]
 
 
@@ -205,9 +206,9 @@ def local_score(data: Dataset, child, parents=(), score: str = "bic", ess: float
     c = data.index(child)
     p = np.array(data.indices(parents), dtype=np.int64)
     if c in p.tolist():
-        raise ValueError(f"{data.names[c]!r} cannot be its own parent")
+        raise InputError(f"{data.names[c]!r} cannot be its own parent")
     if len(set(p.tolist())) != len(p):
-        raise ValueError(f"repeated parents in {list(parents)}")
+        raise InputError(f"repeated parents in {list(parents)}")
     values_t = data.columns
     return float(_family_score(values_t, data.arities, c, p, kind, float(ess),
                                _dense_limit(data.n_rows)))
@@ -221,7 +222,7 @@ def network_score(data: Dataset, parents: dict, score: str = "bic", ess: float =
     """
     unknown = [v for v in parents if v not in data.names]
     if unknown:
-        raise KeyError(f"variables not in the data: {unknown}")
+        raise UnknownName(f"variables not in the data: {unknown}")
     return float(sum(local_score(data, v, parents.get(v, ()), score, ess) for v in data.names))
 
 
@@ -320,11 +321,11 @@ class ParentSetScores:
                  max_parents: int = 3, prune=True):
         self.kind = _check_score(score, ess)
         if max_parents < 0:
-            raise ValueError(f"max_parents must be >= 0, got {max_parents}")
+            raise InputError(f"max_parents must be >= 0, got {max_parents}")
         rules = set(PRUNING_RULES) if prune is True else set() if prune is False else set(prune)
         unknown = rules - set(PRUNING_RULES)
         if unknown:
-            raise ValueError(f"unknown pruning rules {sorted(unknown)}; known: {PRUNING_RULES}")
+            raise InputError(f"unknown pruning rules {sorted(unknown)}; known: {PRUNING_RULES}")
         if score != "bic":
             rules -= {"size", "bound"}   # both rest on the BIC penalty
         self.names = list(data.names)
@@ -509,7 +510,7 @@ class ParentSetScores:
         try:
             return self.names.index(v)
         except ValueError:
-            raise KeyError(f"no variable named {v!r}") from None
+            raise UnknownName(f"no variable named {v!r}") from None
 
     def sets(self, var):
         """``[(parent names tuple, score), ...]`` of a variable, best first."""
@@ -532,7 +533,7 @@ class ParentSetScores:
         ``masks[offsets[v]:offsets[v+1]]`` (one uint64 bitset each) with their scores.
         """
         if self.n_vars > 64:
-            raise ValueError(f"{self.n_vars} variables do not fit one 64-bit mask")
+            raise InputError(f"{self.n_vars} variables do not fit one 64-bit mask")
         masks = np.concatenate([m[:, 0] for m in self._masks])
         scores = np.concatenate(self._scores)
         offsets = np.concatenate([[0], np.cumsum([len(s) for s in self._scores])]).astype(np.int64)
@@ -564,7 +565,7 @@ class ParentSetScores:
         target = self.mask_of(parents)
         hit = np.flatnonzero((self._masks[i] == target).all(axis=1))
         if hit.size == 0:
-            raise KeyError(f"parent set {tuple(parents)} of {self.names[i]!r} is not kept")
+            raise UnknownName(f"parent set {tuple(parents)} of {self.names[i]!r} is not kept")
         return float(self._scores[i][hit[0]])
 
     # ------------------------------------------------------------ score files
@@ -594,27 +595,27 @@ class ParentSetScores:
             try:
                 return next(it)
             except StopIteration:
-                raise ValueError(f"{path}: file ends early, expected {what}") from None
+                raise FormatError(f"{path}: file ends early, expected {what}") from None
 
         no, toks = take("the number of variables")
         try:
             n = int(toks[0])
         except (ValueError, IndexError):
-            raise ValueError(f"{path}:{no}: expected the number of variables, got {toks}") from None
+            raise FormatError(f"{path}:{no}: expected the number of variables, got {toks}") from None
         blocks = []
         for _ in range(n):
             no, toks = take("a 'name count' header")
             if len(toks) != 2 or not toks[1].isdigit():
-                raise ValueError(f"{path}:{no}: expected 'name count', got {' '.join(toks)!r}")
+                raise FormatError(f"{path}:{no}: expected 'name count', got {' '.join(toks)!r}")
             rows = []
             for _ in range(int(toks[1])):
                 rno, r = take(f"a parent-set line of {toks[0]}")
                 try:
                     s, k = float(r[0]), int(r[1])
                 except (ValueError, IndexError):
-                    raise ValueError(f"{path}:{rno}: expected 'score size parents...'") from None
+                    raise FormatError(f"{path}:{rno}: expected 'score size parents...'") from None
                 if len(r) != 2 + k:
-                    raise ValueError(f"{path}:{rno}: size {k} but {len(r) - 2} parents listed")
+                    raise FormatError(f"{path}:{rno}: size {k} but {len(r) - 2} parents listed")
                 rows.append((rno, s, r[2:]))
             blocks.append((toks[0], rows))
         self = cls.__new__(cls)
@@ -638,7 +639,7 @@ class ParentSetScores:
                     elif p.isdigit() and int(p) < n:
                         ps[t, j] = int(p)
                     else:
-                        raise ValueError(f"{path}:{rno}: unknown parent {p!r} of {name!r}")
+                        raise FormatError(f"{path}:{rno}: unknown parent {p!r} of {name!r}")
                 sc[t] = s
             all_rows.append(ps)
             all_scores.append(sc)
@@ -648,5 +649,5 @@ class ParentSetScores:
 
 def _check_token(name: str) -> None:
     if not name or any(ch.isspace() for ch in name):
-        raise ValueError(f"variable name {name!r} cannot be written to a score file "
+        raise InputError(f"variable name {name!r} cannot be written to a score file "
                          "(it is empty or holds whitespace)")

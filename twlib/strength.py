@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from .errors import InputError
 from .inference import JunctionTree
 from .network import BayesianNetwork
 
@@ -61,7 +62,7 @@ def average_marginals(net: BayesianNetwork) -> dict:
 
 def _check_method(method):
     if method not in STRENGTH_METHODS:
-        raise ValueError(f"method must be one of {STRENGTH_METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {STRENGTH_METHODS}, got {method!r}")
 
 
 def arc_strengths(net: BayesianNetwork, method: str = "exact", jt: JunctionTree | None = None,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import DataNotFound, FormatError
 from ..network import BayesianNetwork
 from .text import read_text
 
@@ -30,7 +31,7 @@ _TOKEN = re.compile(r"//[^\n]*|/\*.*?\*/|\s+|[{}()\[\]|,;]|[^\s{}()\[\]|,;]+", r
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
-class BIFError(ValueError):
+class BIFError(FormatError):
     """A malformed BIF file; the message names the line."""
 
 
@@ -251,7 +252,7 @@ def read(path) -> BayesianNetwork:
     """Read a BIF file (gzip-compressed if the name ends in ``.gz``)."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"no such BIF file: {path}")
+        raise DataNotFound(f"no such BIF file: {path}")
     return loads(read_text(path), source=str(path))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import Dataset
+from ..errors import FormatError, InputError
 
 __all__ = ["read", "write", "loads", "dumps"]
 
@@ -30,7 +31,7 @@ def dumps(data: Dataset) -> str:
     for name, states in zip(data.names, data.states):
         for token in [name] + list(states):
             if not token or any(ch.isspace() for ch in token):
-                raise ValueError(f"{token!r} (variable {name!r}) holds whitespace and cannot be "
+                raise InputError(f"{token!r} (variable {name!r}) holds whitespace and cannot be "
                                  "written to a .dat file")
     labels = [np.array(s, dtype=object) for s in data.states]
     lines = [" ".join(data.names), " ".join(str(a) for a in data.arities)]
@@ -42,16 +43,16 @@ def dumps(data: Dataset) -> str:
 def loads(text: str, source: str = "<string>") -> Dataset:
     lines = [ln.split() for ln in text.splitlines()]
     if len(lines) < 3:
-        raise ValueError(f"{source}: a .dat file needs a names line, an arities line and data rows")
+        raise FormatError(f"{source}: a .dat file needs a names line, an arities line and data rows")
     names, arities = lines[0], lines[1]
     if len(arities) != len(names) or not all(a.isdigit() for a in arities):
-        raise ValueError(f"{source}, line 2: expected {len(names)} integer arities, got {arities}")
+        raise FormatError(f"{source}, line 2: expected {len(names)} integer arities, got {arities}")
     rows = []
     for no, row in enumerate(lines[2:], start=3):
         if not row:
             continue
         if len(row) != len(names):
-            raise ValueError(f"{source}, line {no}: {len(row)} values for {len(names)} variables")
+            raise FormatError(f"{source}, line {no}: {len(row)} values for {len(names)} variables")
         rows.append(row)
     table = np.array(rows, dtype=object)
     values, states = np.zeros(table.shape, dtype=np.int64), []
@@ -59,8 +60,8 @@ def loads(text: str, source: str = "<string>") -> Dataset:
         labels = sorted(set(table[:, j]), key=lambda s: (not s.lstrip("-").isdigit(),
                                                          int(s) if s.lstrip("-").isdigit() else 0, s))
         if len(labels) > int(arities[j]):
-            raise ValueError(f"{source}: variable {name!r} shows {len(labels)} states but "
-                             f"line 2 declares {arities[j]}")
+            raise FormatError(f"{source}: variable {name!r} shows {len(labels)} states but "
+                              f"line 2 declares {arities[j]}")
         # states declared but never observed get placeholder labels
         labels += [f"s{k}" for k in range(len(labels), int(arities[j]))]
         index = {s: k for k, s in enumerate(labels)}

@@ -17,6 +17,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+from ..errors import DataNotFound
+
 __all__ = ["read_text", "resolve", "plain_name"]
 
 
@@ -28,7 +30,7 @@ def resolve(path) -> Path:
     packed = path.with_name(path.name + ".gz")
     if packed.exists():
         return packed
-    raise FileNotFoundError(f"no such file: {path} (nor {packed.name})")
+    raise DataNotFound(f"no such file: {path} (nor {packed.name})")
 
 
 def read_text(path, encoding: str = "utf-8") -> str:

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import DataNotFound, FormatError
 from ..factors import Factor, FactorModel
 from .text import plain_name, read_text, resolve
 
 __all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "UAIError"]
 
 
-class UAIError(ValueError):
+class UAIError(FormatError):
     """A malformed UAI file; the message gives the token position."""
 
 
@@ -104,7 +105,7 @@ def read(path) -> FactorModel:
     try:
         path = resolve(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"no such UAI model: {path}") from None
+        raise DataNotFound(f"no such UAI model: {path}") from None
     return loads(read_text(path), source=str(path))
 
 

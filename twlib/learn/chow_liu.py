@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from ..data import Dataset
+from ..errors import InternalError
 from ..graphs import elimination_width, maximum_spanning_tree, moral_graph, orient_tree
 from ..information import mutual_information_matrix
 from ..network import BayesianNetwork
@@ -50,7 +51,7 @@ def learn(data: Dataset, root=None, score: str = "bdeu", ess: float = 1.0,
     order = list(reversed(net.topological_order()))       # leaves before their parents
     width = elimination_width(moral_graph(parents), order)
     if width > 1:
-        raise AssertionError(f"a tree's leaf-first order has width {width}")
+        raise InternalError(f"a tree's leaf-first order has width {width}")
     total_mi = float(sum(w for _, _, w in tree.edges(data="weight")))
     return LearnResult(network=net, score=network_score(data, parents, score, ess),
                        status="optimal",

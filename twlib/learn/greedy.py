@@ -25,6 +25,7 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
+from ..errors import InputError, InternalError
 from ..graphs import topological_order
 from ..scores import ParentSetScores, local_score
 from .result import LearnResult, fit_to_scores
@@ -162,7 +163,7 @@ def _as_indices(pss, order):
     idx = np.array([pss.names.index(v) if isinstance(v, str) else int(v) for v in order],
                    dtype=np.int64)
     if sorted(idx.tolist()) != list(range(pss.n_vars)):
-        raise ValueError("an order must list every variable exactly once")
+        raise InputError("an order must list every variable exactly once")
     return idx
 
 
@@ -275,7 +276,7 @@ def _random_topological_order(graph: nx.DiGraph, rng) -> list:
             if indegree[u] == 0:
                 ready.append(u)
     if len(order) != graph.number_of_nodes():
-        raise ValueError("graph is cyclic")
+        raise InputError("graph is cyclic")
     return order
 
 
@@ -310,7 +311,7 @@ def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
     orders do not depend on how many are drawn together.
     """
     if method not in INITS:
-        raise ValueError(f"init must be one of {INITS} or an array of orders, got {method!r}")
+        raise InputError(f"init must be one of {INITS} or an array of orders, got {method!r}")
     seeds = np.random.SeedSequence(random_state).spawn(count)
     n = pss.n_vars
     out = np.empty((count, n), dtype=np.int64)
@@ -367,9 +368,9 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     """
     started = time.perf_counter()
     if strategy not in ("best", "first"):
-        raise ValueError(f"strategy must be 'best' or 'first', got {strategy!r}")
+        raise InputError(f"strategy must be 'best' or 'first', got {strategy!r}")
     if max_iter < 0 or restarts < 1:
-        raise ValueError("restarts must be >= 1 and max_iter >= 0")
+        raise InputError("restarts must be >= 1 and max_iter >= 0")
     if isinstance(init, str):
         orders = initial_orders(pss, init, restarts, random_state)
     else:
@@ -384,7 +385,7 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     best = int(np.argmax(finals))
     score, parents = order_network(pss, final_orders[best], allowed)
     if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
-        raise AssertionError("incremental score differs from the order's network score")
+        raise InternalError("incremental score differs from the order's network score")
     network = fit_to_scores(pss, parents, "order-search")
     stats = {"score": pss.score, "seconds": time.perf_counter() - started,
              "init": init if isinstance(init, str) else "given", "restarts": restarts,
@@ -420,7 +421,7 @@ def hill_climb(pss: ParentSetScores, start: dict | None = None, max_iter: int = 
     for i, v in enumerate(names):
         key = frozenset(parents[v])
         if key not in table[i]:
-            raise ValueError(f"the start network gives {v!r} a parent set missing from the table")
+            raise InputError(f"the start network gives {v!r} a parent set missing from the table")
         local[v] = table[i][key]
     graph = nx.DiGraph()
     graph.add_nodes_from(names)

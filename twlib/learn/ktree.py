@@ -21,6 +21,7 @@ import networkx as nx
 import numpy as np
 
 from ..data import Dataset
+from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..graphs import (elimination_width, greedy_clique, i_score, ktree_cliques,
                       ktree_elimination_order, moral_graph, random_ktree)
 from ..information import mutual_information_matrix
@@ -59,16 +60,16 @@ def _check(mi, k, root, names):
     mi = np.asarray(mi, dtype=float)
     n = mi.shape[0]
     if mi.shape != (n, n) or not np.allclose(mi, mi.T):
-        raise ValueError("mutual information must be a symmetric square matrix")
+        raise InputError("mutual information must be a symmetric square matrix")
     if not 1 <= k < n:
-        raise ValueError(f"k must satisfy 1 <= k < n = {n}, got k={k}")
+        raise InputError(f"k must satisfy 1 <= k < n = {n}, got k={k}")
     names = list(range(n)) if names is None else list(names)
     index = {v: i for i, v in enumerate(names)}
     if root is None:
         root = greedy_clique(mi, k + 1)
     root = tuple(sorted(index[r] if r in index else int(r) for r in root))
     if len(set(root)) != k + 1:
-        raise ValueError(f"the root must hold k + 1 = {k + 1} distinct variables")
+        raise InputError(f"the root must hold k + 1 = {k + 1} distinct variables")
     return mi, n, names, root
 
 
@@ -121,7 +122,7 @@ def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f") -> KTre
     9
     """
     if priority not in ("f", "gain"):
-        raise ValueError(f"priority must be 'f' or 'gain', got {priority!r}")
+        raise InputError(f"priority must be 'f' or 'gain', got {priority!r}")
     mi, n, names, root = _check(mi, k, root, names)
     top = top_k_information(mi, k) if priority == "f" else np.zeros(n)
     unplaced = np.ones(n, dtype=bool)
@@ -201,9 +202,9 @@ def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -
                     heapq.heappush(heap, (g + h_now + top[x], counter, new))
                     counter += 1
         if len(info) > max_states:
-            raise ValueError(f"exact k-tree search passed {max_states} states; it is meant for "
-                             "small problems (n <= 9)")
-    raise AssertionError("the search ran out of states before placing every variable")
+            raise BudgetExceeded(f"exact k-tree search passed {max_states} states; it is meant for "
+                                 "small problems (n <= 9)")
+    raise InternalError("the search ran out of states before placing every variable")
 
 
 # ------------------------------------------------------------- a DAG in a k-tree
@@ -250,7 +251,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
     """
     started = time.perf_counter()
     if method not in ("auto", "exact", "greedy"):
-        raise ValueError(f"method must be 'auto', 'exact' or 'greedy', got {method!r}")
+        raise InputError(f"method must be 'auto', 'exact' or 'greedy', got {method!r}")
     if isinstance(data, ParentSetScores):
         pss = data
     else:
@@ -270,7 +271,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
     order = ktree_elimination_order(ktree, k)
     width = elimination_width(moral_graph(res.parents), order)
     if width > k:
-        raise AssertionError(f"a DAG inside the {k}-tree has width {width} under its order")
+        raise InternalError(f"a DAG inside the {k}-tree has width {width} under its order")
     res.elimination_order, res.width, res.ktree = order, width, ktree
     res.stats["seconds"] = time.perf_counter() - started
     res.stats["dag_method"] = "exact" if res.status == "optimal" else "greedy"
@@ -280,14 +281,14 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
 # ----------------------------------------------------------------- Algorithm 2
 def _check_learn(data, k, ktree_search):
     if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a twlib Dataset, got {type(data).__name__}")
+        raise WrongType(f"data must be a twlib Dataset, got {type(data).__name__}")
     if data.n_vars < 2:
-        raise ValueError(f"learning a network needs at least two variables, got {data.n_vars}")
+        raise InputError(f"learning a network needs at least two variables, got {data.n_vars}")
     if not 1 <= k < data.n_vars:
-        raise ValueError(f"the tree-width bound must satisfy 1 <= k < n = {data.n_vars}, "
+        raise InputError(f"the tree-width bound must satisfy 1 <= k < n = {data.n_vars}, "
                          f"got k={k}")
     if ktree_search not in KTREE_SEARCHES:
-        raise ValueError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
+        raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
 
 
 def learn(data: Dataset, k: int, score: str = "bdeu", ess: float = 1.0,

@@ -26,6 +26,7 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
+from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
@@ -339,13 +340,13 @@ class _Problem:
 
     def __init__(self, pss: ParentSetScores, order=None):
         if not isinstance(pss, ParentSetScores):
-            raise TypeError("expected a ParentSetScores table")
+            raise WrongType("expected a ParentSetScores table")
         n = pss.n_vars
         if n > 64:
-            raise ValueError(f"the order graph over {n} variables does not fit 64-bit masks "
+            raise InputError(f"the order graph over {n} variables does not fit 64-bit masks "
                              "(at most 64 variables)")
         if n < 1:
-            raise ValueError("no variables")
+            raise InputError("no variables")
         self.pss = pss
         self.n = n
         self.order = list(range(n)) if order is None else list(order)   # new bit -> variable
@@ -419,8 +420,8 @@ def dp(pss: ParentSetScores, max_memory_gb: float = 8.0) -> LearnResult:
     n = problem.n
     need = (1 << n) * 9 / 2**30
     if need > max_memory_gb:
-        raise ValueError(f"dynamic programming over {n} variables needs {need:.1f} GiB "
-                         f"(more than max_memory_gb={max_memory_gb}); use astar with a node limit")
+        raise BudgetExceeded(f"dynamic programming over {n} variables needs {need:.1f} GiB "
+                             f"(more than max_memory_gb={max_memory_gb}); use astar with a node limit")
     total, leaf = _dp_kernel(n, problem.masks, problem.costs, problem.offsets)
     leaves = []
     u = (1 << n) - 1
@@ -431,7 +432,7 @@ def dp(pss: ParentSetScores, max_memory_gb: float = 8.0) -> LearnResult:
     parents, score = problem.network_from_leaves(reversed(leaves))
     stats = {"nodes": 1 << n, "edges": n * (1 << (n - 1)), "expanded": 1 << n}
     if not math.isclose(score, -total[-1], rel_tol=1e-9, abs_tol=1e-9):
-        raise AssertionError("reconstructed network does not reach the DP optimum")
+        raise InternalError("reconstructed network does not reach the DP optimum")
     return _result(problem, parents, score, "optimal", stats, started)
 
 
@@ -464,7 +465,7 @@ def remaining_cost_table(pss: ParentSetScores) -> np.ndarray:
     """
     problem = _Problem(pss)
     if problem.n > 24:
-        raise ValueError("remaining_cost_table is for small problems (at most 24 variables)")
+        raise InputError("remaining_cost_table is for small problems (at most 24 variables)")
     starts = np.array([0], dtype=np.int64)
     sizes = np.array([problem.n], dtype=np.int64)
     table, _ = _pd_tables(problem.n, starts, sizes, problem.masks, problem.costs,
@@ -509,12 +510,12 @@ def astar(pss: ParentSetScores, heuristic: str = "simple", max_nodes: int | None
     """
     started = time.perf_counter()
     if heuristic not in HEURISTICS:
-        raise ValueError(f"heuristic must be one of {HEURISTICS}, got {heuristic!r}")
+        raise InputError(f"heuristic must be one of {HEURISTICS}, got {heuristic!r}")
     n = pss.n_vars
     if heuristic == "pd":
         group_size = group_size or min(math.ceil(n / 2), 20)
         if not 1 <= group_size <= 25:
-            raise ValueError(f"group_size must lie in 1..25, got {group_size}")
+            raise InputError(f"group_size must lie in 1..25, got {group_size}")
         order, sizes = _groups(pss, group_size)
     else:
         order, sizes = list(range(n)), [n]
@@ -552,7 +553,7 @@ def astar(pss: ParentSetScores, heuristic: str = "simple", max_nodes: int | None
             u = node_prev[u]
         parents, score = problem.network_from_leaves(reversed(leaves))
         if not math.isclose(-score, node_g[goal], rel_tol=1e-9, abs_tol=1e-9):
-            raise AssertionError("reconstructed network does not reach the A* optimum")
+            raise InternalError("reconstructed network does not reach the A* optimum")
         return _result(problem, parents, score, "optimal", stats, started)
     # node limit: the last f popped bounds the optimum from above (in score terms);
     # a greedy completion of the deepest closed node gives a network and a lower bound

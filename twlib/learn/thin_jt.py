@@ -30,6 +30,7 @@ import numpy as np
 
 from ..counting import count
 from ..data import Dataset
+from ..errors import InputError, InternalError, UnknownName, WrongType
 from ..factors import Factor, FactorModel
 from ..graphs import _popcount, has_running_intersection
 
@@ -248,7 +249,7 @@ class InformationOracle:
 
     def __init__(self, data: Dataset):
         if data.n_vars > self.MAX_VARIABLES:
-            raise ValueError(f"the information oracle handles at most {self.MAX_VARIABLES} "
+            raise InputError(f"the information oracle handles at most {self.MAX_VARIABLES} "
                              f"variables (sets are 64-bit masks), got {data.n_vars}")
         self.data = data
         self.values_t = data.columns
@@ -263,9 +264,9 @@ class InformationOracle:
     def mask(self, variables) -> int:
         variables = sorted(set(variables))
         if variables and not 0 <= variables[0] <= variables[-1] < self.data.n_vars:
-            raise ValueError(f"variable indices must lie in 0..{self.data.n_vars - 1}")
+            raise InputError(f"variable indices must lie in 0..{self.data.n_vars - 1}")
         if self._log_arity[variables].sum() >= 62:
-            raise ValueError(f"the joint space of {len(variables)} variables overflows "
+            raise InputError(f"the joint space of {len(variables)} variables overflows "
                              "64-bit keys")
         return _bits(variables)
 
@@ -277,9 +278,9 @@ class InformationOracle:
         a, b, s = frozenset(a), frozenset(b), frozenset(s)
         self.calls += 1
         if not a or not b:
-            raise ValueError("A and B must each hold at least one variable")
+            raise InputError("A and B must each hold at least one variable")
         if a & b or a & s or b & s:
-            raise ValueError("A, B and S must be disjoint")
+            raise InputError("A, B and S must be disjoint")
         value = (self.entropy(a | s) + self.entropy(b | s) - self.entropy(a | b | s)
                  - self.entropy(s))
         return max(value, 0.0)
@@ -290,9 +291,9 @@ class InformationOracle:
         up to five variables, Queyranne's algorithm above)."""
         subset, separator = sorted(set(subset)), set(separator)
         if len(subset) < 2:
-            raise ValueError("a split needs a set of at least two variables")
+            raise InputError("a split needs a set of at least two variables")
         if separator & set(subset):
-            raise ValueError("the set and the separator must be disjoint")
+            raise InputError("the set and the separator must be disjoint")
         self.mask(list(separator) + subset)             # validates indices and key size
         bits = np.array([1 << v for v in subset], dtype=np.int64)
         self.strengths += 1
@@ -335,7 +336,7 @@ def queyranne(f, elements):
     """
     groups = [frozenset([e]) for e in elements]
     if len(groups) < 2:
-        raise ValueError("a proper non-empty subset needs at least two elements")
+        raise InputError("a proper non-empty subset needs at least two elements")
     best_value, best_set = math.inf, None
     while len(groups) > 1:
         placed, rest = groups[0], list(groups[1:])
@@ -518,7 +519,7 @@ class _Components:
         tops = [build(c) for c in np.flatnonzero(comp_sep == root)]
         edges += [(tops[0], t) for t in tops[1:]]
         if not has_running_intersection(cliques, edges):
-            raise AssertionError("assembled tree violates the running intersection property")
+            raise InternalError("assembled tree violates the running intersection property")
         return cliques, edges
 
 
@@ -539,11 +540,11 @@ def find_consistent_tree(components: dict, k: int):
     ([(0, 1), (1, 2)], [(0, 1)])
     """
     if any(len(s) != k for s in components):
-        raise ValueError(f"every separator must hold k = {k} variables")
+        raise InputError(f"every separator must hold k = {k} variables")
     seps = sorted(components, key=sorted)
     if max((v for s, gs in components.items() for g in list(gs) + [s] for v in g),
            default=0) > InformationOracle.MAX_VARIABLES:
-        raise ValueError("variable indices above 62 do not fit the 64-bit masks")
+        raise InputError("variable indices above 62 do not fit the 64-bit masks")
     return _Components(seps).tree([np.array([_bits(g) for g in sorted(components[s], key=sorted)],
                                             dtype=np.int64) for s in seps])
 
@@ -573,9 +574,9 @@ class ThinJunctionTree:
     def fit(cls, data: Dataset, cliques, edges, alpha: float = 1.0, stats=None):
         """Project ``data`` on the junction tree ``(cliques, edges)`` (variable indices)."""
         if alpha <= 0:
-            raise ValueError(f"the pseudo-count alpha must be positive, got {alpha}")
+            raise InputError(f"the pseudo-count alpha must be positive, got {alpha}")
         if not has_running_intersection(cliques, edges):
-            raise ValueError("the cliques and edges do not form a junction tree")
+            raise InputError("the cliques and edges do not form a junction tree")
 
         def marginal(vs):
             vs = sorted(vs)
@@ -605,7 +606,7 @@ class ThinJunctionTree:
         index = {v: i for i, v in enumerate(data.names)}
         missing = set(self.names) - set(index)
         if missing:
-            raise KeyError(f"the data lack variables {sorted(missing)[:5]}")
+            raise UnknownName(f"the data lack variables {sorted(missing)[:5]}")
         cols = data.columns
         out = np.zeros(data.n_rows)
         for scope, table, sign in ([(c, t, 1.0) for c, t in zip(self.cliques, self.tables)]
@@ -803,21 +804,21 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     (2, 3)
     """
     if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a twlib Dataset, got {type(data).__name__}")
+        raise WrongType(f"data must be a twlib Dataset, got {type(data).__name__}")
     n = data.n_vars
     if not 1 <= k <= n - 2:
-        raise ValueError(f"a junction tree of width k over n = {n} variables needs "
+        raise InputError(f"a junction tree of width k over n = {n} variables needs "
                          f"1 <= k <= n - 2, got k={k}")
     if search not in ("lazy", "binary"):
-        raise ValueError(f"search must be 'lazy' or 'binary', got {search!r}")
+        raise InputError(f"search must be 'lazy' or 'binary', got {search!r}")
     if select not in ("threshold", "likelihood"):
-        raise ValueError(f"select must be 'threshold' or 'likelihood', got {select!r}")
+        raise InputError(f"select must be 'threshold' or 'likelihood', got {select!r}")
     q = k + 2 if q is None else q
     if q < 2:
-        raise ValueError(f"q must be at least 2, got {q}")
+        raise InputError(f"q must be at least 2, got {q}")
     widest = np.sort(np.log2(np.maximum(data.arities, 1)))[::-1][:k + q].sum()
     if widest >= 62:
-        raise ValueError(f"sets of k + q = {k + q} variables of these arities overflow "
+        raise InputError(f"sets of k + q = {k + q} variables of these arities overflow "
                          "64-bit joint-state keys; lower q or k")
     started = time.perf_counter()
     oracle = InformationOracle(data)
