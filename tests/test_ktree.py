@@ -169,8 +169,8 @@ def test_bad_input_is_named():
         kt.learn(ds.select(["v0"]), 1)
     with pytest.raises(ValueError, match="ktree_search"):
         kt.learn(ds, 1, ktree_search="beam")
-    with pytest.raises(TypeError, match="Dataset"):
-        kt.learn(ds.values, 1)
+    with pytest.raises(TypeError, match="Dataset, a pandas DataFrame"):
+        kt.learn(ds.values.tolist(), 1)
 
 
 def test_exact_search_trace_shows_a_consistent_heuristic():

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import DataNotFound, InputError, UnknownName
+from .errors import DataNotFound, InputError, UnknownName, WrongType
 
 __all__ = ["Dataset", "code_dtype"]
 
@@ -280,6 +280,38 @@ class Dataset:
             raise DataNotFound(f"no such data file: {path}")
         df = pd.read_csv(path, **(read_csv or {}))
         return cls.from_pandas(df, **kwargs)
+
+
+def as_dataset(data, **options) -> Dataset:
+    """A :class:`Dataset` from what a user has in hand.
+
+    Takes a Dataset (returned as it is), a pandas DataFrame, a 2-D array of
+    discrete values (columns named ``x0, x1, ...``) or the path of a CSV file
+    with a header row.  ``options`` go to :meth:`Dataset.from_pandas`
+    (``discretize="quantile"``, ``missing="drop"``, ...); they are refused
+    with a Dataset, which is already coded.
+
+    >>> as_dataset(pd.DataFrame({"a": ["x", "y", "x"], "b": [0, 1, 1]})).arities.tolist()
+    [2, 2]
+    >>> as_dataset(np.array([[0, 1], [1, 1], [1, 0]])).names
+    ['x0', 'x1']
+    """
+    if isinstance(data, Dataset):
+        if options:
+            raise InputError(f"options {sorted(options)} apply when coding raw data; "
+                             "this is already a Dataset")
+        return data
+    if isinstance(data, pd.DataFrame):
+        return Dataset.from_pandas(data, **options)
+    if isinstance(data, (str, Path)):
+        return Dataset.from_csv(data, **options)
+    if isinstance(data, np.ndarray):
+        if data.ndim != 2:
+            raise InputError(f"an array of data must be 2-D (rows x variables), got {data.ndim}-D")
+        frame = pd.DataFrame(data, columns=[f"x{j}" for j in range(data.shape[1])])
+        return Dataset.from_pandas(frame, **options)
+    raise WrongType("data must be a Dataset, a pandas DataFrame, a 2-D numpy array or a CSV "
+                    f"path, got {type(data).__name__}")
 
 
 def _categorical(col: pd.Series):

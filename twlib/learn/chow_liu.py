@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pandas as pd
 
-from ..data import Dataset
+from ..data import Dataset, as_dataset
 from ..errors import InternalError
 from ..graphs import elimination_width, maximum_spanning_tree, moral_graph, orient_tree
 from ..information import mutual_information_matrix
@@ -28,9 +29,12 @@ def chow_liu_tree(data: Dataset, mi: np.ndarray | None = None):
     return maximum_spanning_tree(mi, names=data.names)
 
 
-def learn(data: Dataset, root=None, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, root=None, score: str = "bdeu", ess: float = 1.0,
           estimator: str = "bdeu") -> LearnResult:
     """Learn a Chow-Liu tree network.
+
+    ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
+    :func:`twlib.data.as_dataset`).
 
     The tree is rooted at ``root`` (default: the first variable); every
     orientation of a tree scores the same log-likelihood.  Parameters are fitted
@@ -44,6 +48,7 @@ def learn(data: Dataset, root=None, score: str = "bdeu", ess: float = 1.0,
     (1, 4)
     """
     start = time.perf_counter()
+    data = as_dataset(data)
     mi = mutual_information_matrix(data)
     tree = chow_liu_tree(data, mi)
     parents = orient_tree(tree, root=root if root is not None else data.names[0])

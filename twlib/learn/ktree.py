@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 
-from ..data import Dataset
-from ..errors import BudgetExceeded, InputError, InternalError, WrongType
+from ..data import Dataset, as_dataset
+from ..errors import BudgetExceeded, InputError, InternalError
 from ..graphs import (elimination_width, greedy_clique, i_score, ktree_cliques,
                       ktree_elimination_order, moral_graph, random_ktree)
 from ..information import mutual_information_matrix
@@ -280,8 +281,6 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
 
 # ----------------------------------------------------------------- Algorithm 2
 def _check_learn(data, k, ktree_search):
-    if not isinstance(data, Dataset):
-        raise WrongType(f"data must be a twlib Dataset, got {type(data).__name__}")
     if data.n_vars < 2:
         raise InputError(f"learning a network needs at least two variables, got {data.n_vars}")
     if not 1 <= k < data.n_vars:
@@ -291,11 +290,14 @@ def _check_learn(data, k, ktree_search):
         raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
 
 
-def learn(data: Dataset, k: int, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, k: int, score: str = "bdeu", ess: float = 1.0,
           time_limit: float = 600.0, max_iter: int = 100, ktree_search: str = "guided",
           dag_method: str = "auto", restarts: int = 20, random_state=None,
           progress: bool = False) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k`` (Algorithm 2 of Nie et al.).
+
+    ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
+    :func:`twlib.data.as_dataset`).
 
     Each iteration picks a root (k+1)-clique -- first the greedy clique of largest
     I-score, then cliques drawn uniformly -- grows a k-tree from it, and finds the
@@ -317,6 +319,7 @@ def learn(data: Dataset, k: int, score: str = "bdeu", ess: float = 1.0,
     >>> res.width <= 2, res.stats["iterations"]
     (True, 3)
     """
+    data = as_dataset(data)
     _check_learn(data, k, ktree_search)
     started = time.perf_counter()
     rng = np.random.default_rng(random_state)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
+import pandas as pd
 
 from ..counting import count
-from ..data import Dataset
-from ..errors import InputError, InternalError, UnknownName, WrongType
+from ..data import Dataset, as_dataset
+from ..errors import InputError, InternalError, UnknownName
 from ..factors import Factor, FactorModel
 from ..graphs import _popcount, has_running_intersection
 
@@ -781,9 +782,12 @@ class _Hypergraph:
         return len({_root(parent, j) for j in range(len(parent))}) < before
 
 
-def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, k: int, q: int | None = None, alpha: float = 1.0,
           search: str = "lazy", select: str = "likelihood") -> ThinJunctionTree:
     """LPACJT: a junction tree of width ``k`` from data (Chechetka & Guestrin 2007).
+
+    ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
+    :func:`twlib.data.as_dataset`).
 
     ``search="lazy"`` raises the threshold over the strengths of the hyper-edges
     tested so far until a tree is found (bisecting over them rather than stepping
@@ -803,8 +807,7 @@ def learn(data: Dataset, k: int, q: int | None = None, alpha: float = 1.0,
     >>> jt.width, len(jt.cliques)
     (2, 3)
     """
-    if not isinstance(data, Dataset):
-        raise WrongType(f"data must be a twlib Dataset, got {type(data).__name__}")
+    data = as_dataset(data)
     n = data.n_vars
     if not 1 <= k <= n - 2:
         raise InputError(f"a junction tree of width k over n = {n} variables needs "
