@@ -30,7 +30,7 @@ from .data import Dataset
 from .errors import DataNotFound, InputError
 from .factors import FactorModel
 from .io import bif, uai
-from .io.text import plain_name, read_text
+from .io.text import plain_name, read_text, resolve
 from .network import BayesianNetwork
 
 __all__ = ["data_dir", "data_roots", "data_file", "load_sklearn", "load_network", "load_table",
@@ -63,17 +63,16 @@ def data_file(relpath: str) -> Path:
     >>> data_file("uci/zoo/zoo.data").name
     'zoo.data.gz'
     """
-    tried = []
-    for root in data_roots():
-        path = root / relpath
-        candidates = [path] if path.suffix == ".gz" else [path, path.with_name(path.name + ".gz")]
-        for candidate in candidates:
-            if candidate.exists():
-                return candidate
-            tried.append(candidate)
-    where = ", ".join(str(p) for p in tried)
-    raise DataNotFound(f"{relpath} is not available: looked for {where}. The repository's data/ "
-                       "folder should hold it; TWLIB_DATA can name a folder with more data.")
+    roots = data_roots()
+    for root in roots:
+        try:
+            return resolve(root / relpath)
+        except DataNotFound:
+            continue
+    where = ", ".join(str(root / relpath) for root in roots)
+    raise DataNotFound(f"{relpath} is not available: looked for {where} (and .gz). The "
+                       "repository's data/ folder should hold it; TWLIB_DATA can name a folder "
+                       "with more data.")
 
 
 def _exists(relpath: str) -> bool:
