@@ -213,6 +213,7 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshot", type=Path, help="save a picture of the chapter --page")
     ap.add_argument("--page", default="notebooks/03_ktree_guided_search.html")
     args = ap.parse_args(argv)
+    args.html = args.html.resolve()          # Chromium takes file:// URIs, which must be absolute
     problems = [f"missing page {p}" for p in missing_pages(args.html)]
     problems += [f"{f}: loads {u}" for f, u in remote_references(args.html)]
     problems += [f"{p}: image {s} {why}" for p, s, why in broken_images(args.html)]
@@ -233,7 +234,8 @@ def main(argv=None) -> int:
             problems += [f"{page.name}: a code block scrolls ({r[1]} characters)"
                          for r in over if r[0] == "code"]
     if args.screenshot:
-        print(f"screenshot: {screenshot(args.html / args.page, args.screenshot, args.width)}")
+        shot = screenshot(args.html / args.page, args.screenshot.resolve(), args.width)
+        print(f"screenshot: {shot}")
     for p in problems:
         print(p)
     print(f"book_html: {len(problems)} problems")
