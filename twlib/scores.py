@@ -25,7 +25,7 @@ from .data import Dataset
 from .errors import FormatError, InputError, UnknownName
 
 __all__ = ["SCORES", "local_score", "network_score", "ParentSetScores", "PRUNING_RULES",
-           "max_parents_bound"]
+           "max_parents_bound", "FamilyScorer"]
 
 SCORES = ("bic", "bdeu", "ll")
 _KIND = {"ll": 0, "bic": 1, "bdeu": 2}
@@ -175,6 +175,31 @@ def _scores_by_parent_set(values_t, arities, parent_sets, todo, kind, ess, dense
     return out
 
 
+@nb.njit(parallel=True, cache=True)
+def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess, dense_limit):
+    """Scores of ``child`` given ``parents`` plus ``extra[t]``, for every t.
+
+    The joint keys of ``parents`` are computed once and extended per candidate.
+    """
+    n = values_t.shape[1]
+    base = np.zeros(n, dtype=np.int64)
+    q = 1
+    for j in range(parents.shape[0]):
+        p = parents[j]
+        q *= arities[p]
+        for i in range(n):
+            base[i] = base[i] * arities[p] + values_t[p, i]
+    out = np.empty(extra.shape[0])
+    for t in nb.prange(extra.shape[0]):
+        u = extra[t]
+        keys = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            keys[i] = base[i] * arities[u] + values_t[u, i]
+        out[t] = _count_child(keys, values_t[child], q * arities[u], arities[child], kind, ess,
+                              n, dense_limit)
+    return out
+
+
 @nb.njit(cache=True)
 def _first_subset(masks, cand):
     """Index of the first row of ``masks`` that is a subset of ``cand`` (or -1)."""
@@ -224,6 +249,63 @@ def network_score(data: Dataset, parents: dict, score: str = "bic", ess: float =
     if unknown:
         raise UnknownName(f"variables not in the data: {unknown}")
     return float(sum(local_score(data, v, parents.get(v, ()), score, ess) for v in data.names))
+
+
+class FamilyScorer:
+    """Local scores of any family, computed on demand and remembered.
+
+    The scorer a local search needs: ``scorer(child, parents)`` for one family
+    and :meth:`with_each_added` for a parent set grown by each of many
+    candidates in one parallel pass.  Variables are column indices of the
+    data; every score computed is cached under ``(child, sorted parents)``.
+
+    >>> import pandas as pd
+    >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 0, 1],
+    ...                                        "c": [0, 0, 1, 1]}))
+    >>> fs = FamilyScorer(ds, score="ll")
+    >>> fs(1, ()) < fs(1, (0,)) == 0.0
+    True
+    >>> fs.with_each_added(1, (), [0, 2]).round(3).tolist()
+    [0.0, -2.773]
+    """
+
+    def __init__(self, data: Dataset, score: str = "bic", ess: float = 1.0):
+        self.kind = _check_score(score, ess)
+        self.score = score
+        self.ess = float(ess)
+        self.data = data
+        self._values_t = data.columns
+        self._arities = np.asarray(data.arities, dtype=np.int64)
+        self._dense = _dense_limit(data.n_rows)
+        self._cache: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __call__(self, child: int, parents) -> float:
+        key = (child, tuple(sorted(parents)))
+        got = self._cache.get(key)
+        if got is None:
+            got = float(_family_score(self._values_t, self._arities, child,
+                                      np.array(key[1], dtype=np.int64), self.kind, self.ess,
+                                      self._dense))
+            self._cache[key] = got
+        return got
+
+    def with_each_added(self, child: int, parents, candidates) -> np.ndarray:
+        """Scores of ``child`` given ``parents + (u,)`` for each ``u`` in ``candidates``."""
+        base = tuple(sorted(parents))
+        candidates = np.asarray(candidates, dtype=np.int64)
+        keys = [(child, tuple(sorted(base + (int(u),)))) for u in candidates]
+        out = np.array([self._cache.get(key, np.nan) for key in keys])
+        todo = np.flatnonzero(np.isnan(out))
+        if todo.size:
+            out[todo] = _scores_with_each_added(self._values_t, self._arities, child,
+                                                np.array(base, dtype=np.int64), candidates[todo],
+                                                self.kind, self.ess, self._dense)
+            for t in todo:
+                self._cache[keys[t]] = float(out[t])
+        return out
 
 
 def max_parents_bound(n_rows: int) -> int:

@@ -29,6 +29,10 @@ class LearnResult:
     elimination_order, width, ktree
         For bounded-tree-width learners: an elimination order of the moral
         graph, its width (checked <= k before returning) and the k-tree.
+    upper_bound, gap
+        For learners that prove one: a score no admissible network exceeds, and
+        the distance of ``score`` from it in percent of ``|score|`` (as MIP
+        solvers report a relative gap).
     """
 
     network: BayesianNetwork | None
@@ -39,6 +43,8 @@ class LearnResult:
     elimination_order: list | None = None
     width: int | None = None
     ktree: object | None = None
+    upper_bound: float | None = None
+    gap: float | None = None
 
 
 def fit_to_scores(pss, parents: dict, name: str):

@@ -1,0 +1,204 @@
+"""twlib.learn.bounded: certificates, scores, the exact start, bad input, and its kernels
+against networkx twins."""
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib.data import Dataset
+from twlib.datasets import load_network
+from twlib.errors import InputError
+from twlib.graphs import elimination_width, moral_graph, treewidth_exact
+from twlib.learn import bounded, order_graph
+from twlib.learn.bounded import _min_fill, _moral_bits, _reaches, _width_along
+from twlib.network import BayesianNetwork, random_network
+from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
+
+
+def _random_dag(rng, n, k):
+    order = rng.permutation(n)
+    parents = {}
+    for i, v in enumerate(order):
+        earlier = order[:i]
+        size = rng.integers(0, min(k, i) + 1)
+        parents[int(v)] = sorted(int(u) for u in rng.choice(earlier, size, replace=False))
+    return parents
+
+
+def _pa_rows(parents, n, k):
+    pa = np.full((n, max(k, 1)), -1, dtype=np.int64)
+    for v, ps in parents.items():
+        pa[v, :len(ps)] = ps
+    return pa
+
+
+def _bits_to_graph(adj, n):
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    for v in range(n):
+        for u in range(n):
+            if (int(adj[v, u >> 6]) >> (u & 63)) & 1:
+                g.add_edge(v, u)
+    return g
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 90), st.integers(1, 4), st.integers(0, 2**31))
+def test_kernels_match_networkx(n, k, seed):
+    rng = np.random.default_rng(seed)
+    parents = _random_dag(rng, n, k)
+    moral = moral_graph(parents)
+    moral.add_nodes_from(range(n))
+    adj = _moral_bits(_pa_rows(parents, n, k), (n + 63) // 64)
+    assert nx.utils.graphs_equal(_bits_to_graph(adj, n), moral)
+    order = [int(v) for v in rng.permutation(n)]
+    true_width = elimination_width(moral, order)
+    along = _width_along(adj, np.array(order), n)
+    assert along == true_width
+    early = _width_along(adj, np.array(order), 1)        # stops at the first clique over 1
+    assert early == true_width if true_width <= 1 else 1 < early <= true_width
+    fill_order, fill_width = _min_fill(adj, n)
+    assert sorted(fill_order.tolist()) == list(range(n))
+    assert elimination_width(moral, fill_order.tolist()) == fill_width
+    g = nx.DiGraph((u, v) for v, ps in parents.items() for u in ps)
+    g.add_nodes_from(range(n))
+    a, b = (int(x) for x in rng.integers(0, n, 2))
+    assert _reaches(_pa_rows(parents, n, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
+
+
+def test_width_check_stops_early_above_k():
+    clique = {v: list(range(v)) for v in range(6)}        # moral graph K6: width 5
+    adj = _moral_bits(_pa_rows(clique, 6, 5), 1)
+    assert _width_along(adj, np.arange(6), 5) == 5
+    assert _width_along(adj, np.arange(6), 2) > 2
+    assert _min_fill(adj, 2)[1] == 3                      # k + 1: nothing fits
+
+
+def _dataset(seed, n, rows, max_arity=3):
+    arities = np.random.default_rng(seed).integers(2, max_arity + 1, n)
+    net = random_network(n, max_in=2, arities=arities, random_state=seed)
+    return net.sample(rows, random_state=seed)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 9), st.integers(40, 300), st.integers(0, 2**31), st.data())
+def test_result_is_certified_and_scored(n, rows, seed, draw):
+    ds = _dataset(seed, n, rows)
+    k = draw.draw(st.integers(1, n - 1))
+    score = draw.draw(st.sampled_from(["bic", "bdeu", "ll"]))
+    res = bounded.learn(ds, k=k, score=score, time_limit=10, max_iter=3, random_state=seed)
+    moral = moral_graph(res.parents)
+    moral.add_nodes_from(ds.names)
+    assert sorted(res.elimination_order) == sorted(ds.names)
+    assert elimination_width(moral, res.elimination_order) == res.width <= k
+    assert math.isclose(res.score, network_score(ds, res.parents, score), rel_tol=1e-9,
+                        abs_tol=1e-7)
+    assert res.upper_bound >= res.score - 1e-7 * abs(res.score)
+    assert res.gap >= 0
+    assert np.isfinite(res.network.log_likelihood(ds))
+
+
+def test_family_scorer_matches_local_score():
+    ds = _dataset(3, 7, 400)
+    fs = FamilyScorer(ds, score="bdeu", ess=2.0)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        child = int(rng.integers(7))
+        others = [u for u in range(7) if u != child]
+        ps = tuple(int(u) for u in rng.choice(others, rng.integers(0, 3), replace=False))
+        expect = local_score(ds, ds.names[child], [ds.names[p] for p in ps], "bdeu", 2.0)
+        assert math.isclose(fs(child, ps), expect, rel_tol=1e-12)
+        rest = [u for u in others if u not in ps]
+        batch = fs.with_each_added(child, ps, rest)
+        for u, got in zip(rest, batch):
+            names = [ds.names[p] for p in ps + (u,)]
+            assert math.isclose(got, local_score(ds, ds.names[child], names, "bdeu", 2.0),
+                                rel_tol=1e-12)
+
+
+SMALL_NETWORKS = ["asia", "cancer", "earthquake", "sachs", "survey", "child"]
+
+
+@pytest.mark.parametrize("name", SMALL_NETWORKS)
+def test_small_networks_reach_the_exact_optimum(name):
+    """Whenever the optimum over in-degree <= 4 has tree-width <= k, the learner returns
+    a network of that score (and says it is optimal)."""
+    ds = load_network(name).sample(2000, random_state=1)
+    reference = order_graph.dp(ParentSetScores(ds, score="bic", max_parents=4))
+    moral = moral_graph(reference.parents)
+    moral.add_nodes_from(ds.names)
+    tw = treewidth_exact(moral)[0]
+    for k in (2, 3, 4):
+        if k >= ds.n_vars:
+            continue
+        res = bounded.learn(ds, k=k, time_limit=30, max_iter=2, random_state=0)
+        assert res.width <= k
+        if tw <= k:
+            assert math.isclose(res.score, reference.score, rel_tol=1e-9)
+            assert res.status == "optimal" and res.gap == 0
+        else:
+            assert res.score <= reference.score + 1e-6
+
+
+def test_search_beats_its_start_and_keeps_history():
+    ds = _dataset(5, 30, 1500, max_arity=2)
+    res = bounded.learn(ds, k=2, time_limit=20, max_iter=4, random_state=0)
+    history = res.stats["history"]
+    assert history[0]["event"] == "start" and history[0]["score"] < res.score
+    assert [h["score"] for h in history] == sorted(h["score"] for h in history)
+    assert res.stats["runs"] == 4 and res.status == "complete"
+    assert not res.stats["exact_start"]
+
+
+def test_same_seed_same_network():
+    ds = _dataset(7, 25, 800)
+    a = bounded.learn(ds, k=3, time_limit=30, max_iter=3, random_state=4)
+    b = bounded.learn(ds, k=3, time_limit=30, max_iter=3, random_state=4)
+    assert a.parents == b.parents and a.score == b.score
+
+
+def test_parameters_are_bayesian_by_default():
+    frame = pd.DataFrame({"a": [0, 0, 1, 1] * 10, "b": [0, 0, 1, 1] * 10,
+                          "c": [0, 1, 0, 1] * 10})
+    ds = Dataset.from_pandas(frame)
+    res = bounded.learn(frame, k=1, time_limit=5, max_iter=1, random_state=0)
+    assert res.parents["b"] == ["a"] or res.parents["a"] == ["b"]
+    unseen = Dataset(np.array([[0, 1, 0]], dtype=np.uint8), ds.names, ds.states)
+    assert np.isfinite(res.network.log_likelihood(unseen))
+    mle = bounded.learn(frame, k=1, time_limit=5, max_iter=1, random_state=0, parameter_ess=None)
+    assert mle.network.log_likelihood(unseen) == -np.inf
+    assert mle.network.allclose(BayesianNetwork.fit(ds, mle.parents, estimator="mle"))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"k": 0}, "1 <= k < n"),
+    ({"k": 4}, "1 <= k < n"),
+    ({"k": 2.5}, "1 <= k < n"),
+    ({"k": 2, "time_limit": 0}, "time_limit"),
+    ({"k": 2, "max_iter": 0}, "max_iter"),
+    ({"k": 2, "parameter_ess": 0}, "parameter_ess"),
+    ({"k": 2, "perturbation": 0}, "perturbation"),
+    ({"k": 2, "score": "aic"}, "unknown score"),
+])
+def test_bad_input_is_named(kwargs, message):
+    frame = pd.DataFrame({c: [0, 1, 1, 0] for c in "abcd"})
+    with pytest.raises(InputError, match=message):
+        bounded.learn(frame, **kwargs)
+
+
+def test_missing_values_are_refused():
+    frame = pd.DataFrame({"a": [0, 1, None, 0], "b": [0, 1, 1, 0], "c": [1, 1, 0, 0]})
+    with pytest.raises(InputError, match="missing"):
+        bounded.learn(frame, k=1)
+
+
+def test_upper_bound_is_refused_for_bdeu():
+    ds = _dataset(1, 4, 50)
+    with pytest.raises(InputError, match="bic"):
+        bounded.upper_bound(FamilyScorer(ds, score="bdeu"), 2)

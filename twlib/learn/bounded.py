@@ -1,0 +1,549 @@
+"""The library's bounded-tree-width learner: hill climbing that never leaves the bound.
+
+:func:`learn` searches directed acyclic graphs by single-arc moves -- add,
+remove, reverse -- and accepts a move only when the moral graph of the new DAG
+still has an elimination order of width at most ``k``.  This is the move set of
+elimination-tree hill climbing (hc-ET, Benjumeda, Bielza & Larrañaga 2019).
+Where hc-ET maintains an elimination tree, the check here is two-staged:
+
+1. the moral graph is eliminated along the *current* certificate order, which
+   costs ``O(n k w)`` word operations with ``w = ceil(n / 64)`` bitset words;
+2. only if that order is too wide is a fresh min-fill order tried, and when it
+   fits, it becomes the new certificate.
+
+Both stages are sufficient conditions (a returned width is always a true
+width of the returned order), so the result is certified exactly as hc-ET's.
+The search is anytime: once hill climbing stops it is restarted from the best
+network with a random share of its arcs removed (iterated local search), until
+``time_limit``.  For up to :data:`DP_MAX_VARS` variables the order-graph dynamic
+programme first gives the optimum over in-degree ``<= k``; if its tree-width is
+at most ``k`` it is returned as optimal, else its score is the upper bound and
+its arcs, pruned to the bound, are a start.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numba as nb
+import numpy as np
+import pandas as pd
+
+from ..data import Dataset, as_dataset
+from ..errors import InputError, InternalError
+from ..graphs import elimination_width, moral_graph, treewidth_exact
+from ..network import BayesianNetwork
+from ..scores import FamilyScorer, ParentSetScores
+from . import order_graph
+from .result import LearnResult
+
+__all__ = ["learn", "DP_MAX_VARS", "upper_bound"]
+
+#: Problems with at most this many variables start from the exact optimum.
+DP_MAX_VARS = 20
+# Gains smaller than this (relative to the score's scale) are treated as ties.
+_EPS = 1e-9
+# Family-count ceiling for the exact start: above it the candidate table
+# would take longer to score than the local search needs.
+_DP_MAX_FAMILIES = 300_000
+
+
+# ----------------------------------------------------------------- bitset kernels
+@nb.njit(cache=True)
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - np.uint64(1)
+        c += 1
+    return c
+
+
+@nb.njit(cache=True)
+def _moral_bits(pa, n_words):
+    """Adjacency bitsets of the moral graph of the DAG with parent rows ``pa`` (-1 padded)."""
+    n = pa.shape[0]
+    adj = np.zeros((n, n_words), dtype=np.uint64)
+    one = np.uint64(1)
+    for v in range(n):
+        for a in range(pa.shape[1]):
+            p = pa[v, a]
+            if p < 0:
+                break
+            adj[v, p >> 6] |= one << np.uint64(p & 63)
+            adj[p, v >> 6] |= one << np.uint64(v & 63)
+            for b in range(a + 1, pa.shape[1]):
+                q = pa[v, b]
+                if q < 0:
+                    break
+                adj[p, q >> 6] |= one << np.uint64(q & 63)
+                adj[q, p >> 6] |= one << np.uint64(p & 63)
+    return adj
+
+
+@nb.njit(cache=True)
+def _eliminate(adj, v, alive, nbr):
+    """Later neighbours of ``v`` into ``nbr``; make them a clique; return their number."""
+    n_words = adj.shape[1]
+    count = 0
+    for w in range(n_words):
+        bits = adj[v, w] & alive[w]
+        while bits:
+            low = bits & (~bits + np.uint64(1))
+            nbr[count] = w * 64 + _popcount(low - np.uint64(1))
+            count += 1
+            bits ^= low
+    for i in range(count):
+        u = nbr[i]
+        for j in range(count):
+            if i != j:
+                x = nbr[j]
+                adj[u, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    alive[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
+    return count
+
+
+@nb.njit(cache=True)
+def _width_along(adj0, order, k):
+    """Width of eliminating ``order``; stops at the first clique wider than ``k``."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = np.zeros(n_words, dtype=np.uint64)
+    for v in range(n):
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    nbr = np.empty(n, dtype=np.int64)
+    width = 0
+    for v in order:
+        c = _eliminate(adj, v, alive, nbr)
+        if c > width:
+            width = c
+            if width > k:
+                return width
+    return width
+
+
+@nb.njit(cache=True)
+def _min_fill(adj0, k):
+    """A min-fill order (ties: smaller degree, then index) and its width, or width k+1
+    as soon as every remaining choice would exceed ``k``."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = np.zeros(n_words, dtype=np.uint64)
+    for v in range(n):
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    done = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    nbr = np.empty(n, dtype=np.int64)
+    width = 0
+    for step in range(n):
+        best, best_fill, best_deg = -1, 1 << 62, 1 << 62
+        for v in range(n):
+            if done[v]:
+                continue
+            deg = 0
+            for w in range(n_words):
+                bits = adj[v, w] & alive[w]
+                while bits:
+                    low = bits & (~bits + np.uint64(1))
+                    nbr[deg] = w * 64 + _popcount(low - np.uint64(1))
+                    deg += 1
+                    bits ^= low
+            if deg > k:
+                continue
+            fill = 0
+            for i in range(deg):
+                u = nbr[i]
+                for j in range(i + 1, deg):
+                    x = nbr[j]
+                    if not (adj[u, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                        fill += 1
+            if fill < best_fill or (fill == best_fill and deg < best_deg):
+                best, best_fill, best_deg = v, fill, deg
+        if best < 0:
+            return order, k + 1
+        c = _eliminate(adj, best, alive, nbr)
+        width = max(width, c)
+        done[best] = True
+        order[step] = best
+    return order, width
+
+
+@nb.njit(cache=True)
+def _reaches(pa, source, target, skip_child, skip_parent):
+    """Whether a directed path ``source -> ... -> target`` exists, ignoring the one arc
+    ``skip_parent -> skip_child`` (pass -1 to ignore none).  Walks parents from target."""
+    n = pa.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    stack[0] = target
+    top = 1
+    seen[target] = True
+    while top:
+        top -= 1
+        v = stack[top]
+        for a in range(pa.shape[1]):
+            p = pa[v, a]
+            if p < 0:
+                break
+            if v == skip_child and p == skip_parent:
+                continue
+            if p == source:
+                return True
+            if not seen[p]:
+                seen[p] = True
+                stack[top] = p
+                top += 1
+    return False
+
+
+# ----------------------------------------------------------------- the search state
+class _State:
+    """A DAG with in-degree <= k, its local scores, the move gains and a width certificate."""
+
+    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks):
+        self.scorer, self.k = scorer, k
+        n = scorer.data.n_vars
+        self.n, self.n_words = n, (n + 63) // 64
+        self.pa = np.full((n, k), -1, dtype=np.int64)
+        self.local = np.empty(n)
+        self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
+        self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
+        self.order = np.asarray(order, dtype=np.int64)
+        self.blocked: set = set()
+        self.checks = checks      # shared by the states of one run: counts of width checks
+        for v in range(n):
+            self._set(v, tuple(sorted(parents[v])))
+
+    @property
+    def score(self) -> float:
+        return float(self.local.sum())
+
+    def parents_of(self, v) -> tuple:
+        row = self.pa[v]
+        return tuple(int(p) for p in row[row >= 0])
+
+    def _set(self, v, ps):
+        """Give ``v`` the parent set ``ps`` and refresh its row of move gains."""
+        self.pa[v] = -1
+        self.pa[v, :len(ps)] = ps
+        s = self.scorer(v, ps)
+        self.local[v] = s
+        self.add[v] = -np.inf
+        self.rem[v] = -np.inf
+        if len(ps) < self.k:
+            others = np.array([u for u in range(self.n) if u != v and u not in ps],
+                              dtype=np.int64)
+            if others.size:
+                self.add[v, others] = self.scorer.with_each_added(v, ps, others) - s
+        for u in ps:
+            self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
+
+    def _fits(self, pa) -> bool:
+        """Whether the DAG with parent rows ``pa`` has width <= k; may adopt a new order."""
+        adj = _moral_bits(pa, self.n_words)
+        self.checks["order"] += 1
+        if _width_along(adj, self.order, self.k) <= self.k:
+            return True
+        self.checks["min_fill"] += 1
+        order, width = _min_fill(adj, self.k)
+        if width <= self.k:
+            self.order = order
+            return True
+        self.checks["refused"] += 1
+        return False
+
+    def _with(self, changes):
+        pa = self.pa.copy()
+        for v, ps in changes:
+            pa[v] = -1
+            pa[v, :len(ps)] = ps
+        return pa
+
+    def moves(self):
+        """Candidate moves with positive gain, best first: (gain, kind, u, v) for arc u -> v."""
+        found = []
+        for table, kind in ((self.add, 0), (self.rem, 1)):
+            vs, us = np.nonzero(table > _EPS)
+            found.append((table[vs, us], np.full(vs.size, kind), us, vs))
+        vs, us = np.nonzero(self.rem > -np.inf)         # existing arcs u -> v
+        gains = self.rem[vs, us] + self.add[us, vs]
+        keep = gains > _EPS
+        found.append((gains[keep], np.full(int(keep.sum()), 2), us[keep], vs[keep]))
+        gain = np.concatenate([f[0] for f in found])
+        kind = np.concatenate([f[1] for f in found])
+        u = np.concatenate([f[2] for f in found])
+        v = np.concatenate([f[3] for f in found])
+        order = np.argsort(-gain, kind="stable")
+        return gain[order], kind[order], u[order], v[order]
+
+    def try_move(self, kind, u, v) -> bool:
+        """Apply the move if it keeps the DAG acyclic and the width <= k."""
+        pv = self.parents_of(v)
+        if kind == 1:                                   # removal is always allowed
+            self._set(v, tuple(p for p in pv if p != u))
+            self.blocked.clear()
+            return True
+        if (kind, u, v) in self.blocked:
+            return False
+        if kind == 0:
+            if _reaches(self.pa, v, u, -1, -1):
+                return False
+            changes = [(v, tuple(sorted(pv + (u,))))]
+        else:
+            if _reaches(self.pa, u, v, v, u):
+                return False
+            changes = [(v, tuple(p for p in pv if p != u)),
+                       (u, tuple(sorted(self.parents_of(u) + (v,))))]
+        if not self._fits(self._with(changes)):
+            self.blocked.add((kind, u, v))
+            return False
+        for w, ps in changes:
+            self._set(w, ps)
+        if kind == 2:
+            self.blocked.clear()
+        return True
+
+    def climb(self, deadline) -> int:
+        """Best-improvement hill climbing until no move helps or the deadline passes."""
+        steps = 0
+        while time.perf_counter() < deadline:
+            gain, kind, us, vs = self.moves()
+            for t in range(gain.size):
+                if self.try_move(int(kind[t]), int(us[t]), int(vs[t])):
+                    steps += 1
+                    break
+            else:
+                break
+        return steps
+
+    def snapshot(self):
+        return [self.parents_of(v) for v in range(self.n)], self.order.copy(), self.score
+
+
+# ----------------------------------------------------------------- starts and bounds
+def _exact_start(data, k, score, ess, deadline):
+    """The order-graph optimum over in-degree <= k, when the problem is small enough."""
+    n = data.n_vars
+    families = n * sum(math.comb(n - 1, j) for j in range(min(k, n - 1) + 1))
+    if n > DP_MAX_VARS or families > _DP_MAX_FAMILIES or time.perf_counter() > deadline:
+        return None
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=k)
+    res = order_graph.dp(pss)
+    index = {name: i for i, name in enumerate(data.names)}
+    return {index[v]: tuple(sorted(index[p] for p in ps)) for v, ps in res.parents.items()}, res.score
+
+
+def _prune_to_width(parents, k, scorer):
+    """Drop the arcs that cost least, one at a time, until the moral graph has width <= k
+    (exact tree-width, the problem being small), and an order of that width."""
+    n = len(parents)
+    names = list(range(n))
+    parents = {v: list(ps) for v, ps in parents.items()}
+    while True:
+        pa = np.full((n, k), -1, dtype=np.int64)
+        for v, ps in parents.items():
+            pa[v, :len(ps)] = ps
+        order, width = _min_fill(_moral_bits(pa, (n + 63) // 64), k)
+        if width > k:                   # min-fill only bounds the width from above
+            moral = moral_graph({v: parents[v] for v in names})
+            moral.add_nodes_from(names)
+            width, order = treewidth_exact(moral, max_nodes=DP_MAX_VARS)
+        if width <= k:
+            return {v: tuple(sorted(ps)) for v, ps in parents.items()}, order
+        loss = [(scorer(v, ps) - scorer(v, [p for p in ps if p != u]), v, u)
+                for v, ps in parents.items() for u in ps]
+        _, v, u = min(loss)
+        parents[v].remove(u)
+
+
+def upper_bound(scorer: FamilyScorer, k: int) -> float:
+    """A score no network of tree-width <= k can exceed (BIC and log-likelihood).
+
+    Width ``<= k`` implies in-degree ``<= k``.  For each variable the best
+    family with at most one parent is found exactly; a larger parent set ``P``
+    scores at most ``-penalty(P)`` because a log-likelihood is never positive
+    (de Campos & Ji 2011), and the smallest penalty of ``j`` parents uses the
+    ``j`` smallest arities.  The sum over variables bounds every network.
+    Loose when the data have many rows, but proved.
+
+    >>> import pandas as pd
+    >>> from twlib.data import Dataset
+    >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1] * 8, "b": [0, 0, 1, 1] * 4}))
+    >>> upper_bound(FamilyScorer(ds, score="bic"), k=1) >= -2 * 16 * math.log(2)
+    True
+    """
+    if scorer.score == "bdeu":
+        raise InputError("a data-free upper bound is proved here for 'bic' and 'll' only")
+    data = scorer.data
+    n, arities = data.n_vars, np.asarray(data.arities)
+    log_n = math.log(data.n_rows) if scorer.score == "bic" else 0.0
+    total = 0.0
+    for v in range(n):
+        others = np.array([u for u in range(n) if u != v], dtype=np.int64)
+        best = max(scorer(v, ()), float(scorer.with_each_added(v, (), others).max()))
+        smallest = np.sort(arities[others])
+        for j in range(2, min(k, n - 1) + 1):
+            q = float(np.prod(smallest[:j]))
+            best = max(best, -0.5 * log_n * q * (arities[v] - 1))
+        total += best
+    return total
+
+
+def _check(data: Dataset, k, time_limit, max_iter):
+    n = data.n_vars
+    if n < 2:
+        raise InputError(f"learning a network needs at least two variables, got {n}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < n:
+        raise InputError(f"the tree-width bound must be an integer with 1 <= k < n = {n}, "
+                         f"got k={k!r}")
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    if max_iter is not None and not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise InputError(f"max_iter (hill-climbing restarts) must be an integer >= 1 or None, "
+                         f"got {max_iter!r}")
+
+
+def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
+          parameter_ess: float | None = 1.0, time_limit: float = 60.0,
+          max_iter: int | None = None, perturbation: float = 0.25, random_state=None,
+          progress: bool = False) -> LearnResult:
+    """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
+
+    Parameters
+    ----------
+    data : Dataset, DataFrame, 2-D array or CSV path
+        See :func:`twlib.data.as_dataset`.
+    k : int
+        The tree-width bound, ``1 <= k < n``.
+    score, ess : the structure score and its BDeu equivalent sample size.
+    parameter_ess : float or None
+        CPTs are posterior means under a BDeu prior of this equivalent sample
+        size (so held-out log-likelihoods stay finite); None gives maximum
+        likelihood.
+    time_limit : float
+        Seconds for the whole search; the best network so far is returned.
+    max_iter : int, optional
+        Hill-climbing runs (the first from the start, the others from the best
+        network perturbed); None means until ``time_limit``.
+    perturbation : float
+        Share of the best network's arcs removed before each restart.
+    progress : bool
+        A tqdm bar over the time budget.
+
+    Returns
+    -------
+    LearnResult
+        ``network``, ``score``, ``width`` (``<= k``), ``elimination_order`` (the
+        certificate), ``upper_bound`` (None for BDeu beyond the exact start) and
+        ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
+        the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
+        with ``history`` (best score against seconds) and the move-check counts.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("wine"), k=2, time_limit=5, max_iter=3, random_state=0)
+    >>> res.width <= 2, res.upper_bound >= res.score
+    (True, True)
+    """
+    data = as_dataset(data)
+    scorer = FamilyScorer(data, score=score, ess=ess)
+    _check(data, k, time_limit, max_iter)
+    if parameter_ess is not None and not parameter_ess > 0:
+        raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
+    if not 0 < perturbation <= 1:
+        raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
+    started = time.perf_counter()
+    deadline = started + time_limit
+    rng = np.random.default_rng(random_state)
+    n = data.n_vars
+    history = []
+
+    def note(event, value):
+        history.append({"event": event, "score": value,
+                        "seconds": time.perf_counter() - started})
+
+    exact = _exact_start(data, k, score, ess, deadline)
+    bound = exact[1] if exact else None
+    if exact:
+        note("exact optimum, in-degree <= k", exact[1])
+        start, order = _prune_to_width(exact[0], k, scorer)
+    else:
+        start, order = {v: () for v in range(n)}, np.arange(n)
+    if bound is None and score != "bdeu":
+        bound = upper_bound(scorer, k)
+    checks = {"order": 0, "min_fill": 0, "refused": 0}
+    state = _State(scorer, k, [start[v] for v in range(n)], order, checks)
+    note("start", state.score)
+    best = state.snapshot()
+    runs, steps = 0, 0
+    bar = _progress_bar(progress, time_limit)
+    status = "complete"
+    while True:
+        steps += state.climb(deadline)
+        runs += 1
+        if state.score > best[2] + _EPS * max(1.0, abs(best[2])):
+            best = state.snapshot()
+            note(f"hill climbing run {runs}", best[2])
+        if bar is not None:
+            bar.update(min(time.perf_counter() - started, time_limit) - bar.n)
+            bar.set_postfix(best=f"{best[2]:.1f}", runs=runs)
+        if bound is not None and best[2] >= bound - _EPS * max(1.0, abs(bound)):
+            status = "optimal"
+            break
+        if time.perf_counter() >= deadline:
+            status = "time_limit"
+            break
+        if max_iter is not None and runs >= max_iter:
+            break
+        state = _perturbed(scorer, k, best, perturbation, rng, checks)
+    if bar is not None:
+        bar.close()
+    return _result(data, best, k, score, parameter_ess, bound, status, started,
+                   {"runs": runs, "steps": steps, "history": history,
+                    "families_scored": len(scorer), "checks": checks,
+                    "exact_start": exact is not None})
+
+
+def _perturbed(scorer, k, best, share, rng, checks):
+    """A new search state: the best network with a random share of its arcs removed."""
+    parents, order, _ = best
+    arcs = [(v, u) for v, ps in enumerate(parents) for u in ps]
+    drop = set()
+    if arcs:
+        m = max(1, int(round(share * len(arcs))))
+        drop = {arcs[i] for i in rng.choice(len(arcs), size=min(m, len(arcs)), replace=False)}
+    kept = [tuple(u for u in ps if (v, u) not in drop) for v, ps in enumerate(parents)]
+    return _State(scorer, k, kept, order, checks)
+
+
+def _progress_bar(progress, total):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, unit="s", desc="bounded learning",
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
+
+
+def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
+    parents_idx, order, value = best
+    names = list(data.names)
+    parents = {names[v]: [names[p] for p in ps] for v, ps in enumerate(parents_idx)}
+    moral = moral_graph(parents)
+    moral.add_nodes_from(names)
+    order_names = [names[int(v)] for v in order]
+    width = elimination_width(moral, order_names)
+    if width > k:
+        raise InternalError(f"the certificate order has width {width} > k = {k}")
+    if parameter_ess is None:
+        network = BayesianNetwork.fit(data, parents, estimator="mle", name=f"bounded-{k}")
+    else:
+        network = BayesianNetwork.fit(data, parents, estimator="bdeu", ess=parameter_ess,
+                                      name=f"bounded-{k}")
+    gap = None
+    if bound is not None:
+        gap = 0.0 if status == "optimal" else 100.0 * max(0.0, bound - value) / max(abs(value), 1e-12)
+    stats = dict(stats, score=score, seconds=time.perf_counter() - started, k=k)
+    if data.n_vars <= DP_MAX_VARS:
+        stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
+    return LearnResult(network=network, score=value, status=status, stats=stats,
+                       parents=parents, elimination_order=order_names, width=width,
+                       upper_bound=bound, gap=gap)
