@@ -16,7 +16,8 @@ from twlib.datasets import load_network
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded import _min_fill, _moral_bits, _reaches, _width_along
+from twlib.learn.bounded import (_filled, _improve_window, _min_fill, _moral_bits, _reaches,
+                                 _width_along)
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
 
@@ -202,3 +203,27 @@ def test_upper_bound_is_refused_for_bdeu():
     ds = _dataset(1, 4, 50)
     with pytest.raises(InputError, match="bic"):
         bounded.upper_bound(FamilyScorer(ds, score="bdeu"), 2)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 24), st.integers(1, 3), st.integers(2, 12), st.integers(0, 2**31))
+def test_window_keeps_certificate_and_acyclicity(n, k, size, seed):
+    k = min(k, n - 1)
+    ds = _dataset(seed, n, 300)
+    rng = np.random.default_rng(seed)
+    scorer = FamilyScorer(ds, score="bic")
+    res = bounded.learn(ds, k=k, time_limit=10, max_iter=1, window=0, random_state=seed)
+    index = {name: i for i, name in enumerate(ds.names)}
+    parents = {index[v]: sorted(index[p] for p in ps) for v, ps in res.parents.items()}
+    order = np.array([index[v] for v in res.elimination_order])
+    plist = [tuple(parents[v]) for v in range(n)]
+    new, gain = _improve_window(plist, order, k, scorer, size, rng)
+    before = sum(scorer(v, plist[v]) for v in range(n))
+    after = sum(scorer(v, new[v]) for v in range(n))
+    assert gain >= 0 and np.isclose(after, before + gain)
+    g = nx.DiGraph((u, v) for v, ps in enumerate(new) for u in ps)
+    assert nx.is_directed_acyclic_graph(g)
+    new_adj = _moral_bits(_pa_rows(dict(enumerate(new)), n, k), 1)
+    hull = _filled(_moral_bits(_pa_rows(parents, n, k), 1), order)
+    assert np.all(new_adj & ~hull == 0)                  # the moral graph stays inside H
+    assert _width_along(new_adj, order, n) <= k

@@ -89,3 +89,40 @@ def test_bad_arguments():
         og.astar(pss, heuristic="magic")
     with pytest.raises(BudgetExceeded, match="max_memory_gb"):
         og.dp(pss, max_memory_gb=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 2**31))
+def test_optimal_order_equals_brute_force_over_permutations(n, seed):
+    """The raw-candidate DP against trying every order."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    masks, costs, offsets = [], [], [0]
+    for v in range(n):
+        m = int(rng.integers(1, 5))
+        need = [int(x) & ~(1 << v) for x in rng.integers(0, 1 << n, m)]
+        if rng.random() < 0.7:
+            need[-1] = 0                                  # usually one candidate with no need
+        c = np.sort(rng.random(m) * 10)
+        masks += need
+        costs += c.tolist()
+        offsets.append(len(costs))
+    best = np.inf
+    for perm in itertools.permutations(range(n)):
+        placed, total = 0, 0.0
+        for v in perm:
+            admissible = [costs[t] for t in range(offsets[v], offsets[v + 1])
+                          if masks[t] & ~placed == 0]
+            total += min(admissible, default=np.inf)
+            placed |= 1 << v
+        best = min(best, total)
+    order, chosen, total = og.optimal_order(np.array(masks, dtype=np.uint64), np.array(costs),
+                                            np.array(offsets))
+    assert np.isclose(total, best) or (np.isinf(total) and np.isinf(best))
+    if np.isfinite(total):
+        placed = 0
+        for v in order:
+            assert offsets[v] <= chosen[v] < offsets[v + 1] and masks[chosen[v]] & ~placed == 0
+            placed |= 1 << v
+        assert np.isclose(sum(costs[chosen[v]] for v in range(n)), total)

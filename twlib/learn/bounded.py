@@ -103,13 +103,32 @@ def _eliminate(adj, v, alive, nbr):
 
 
 @nb.njit(cache=True)
+def _all_alive(n, n_words):
+    alive = np.zeros(n_words, dtype=np.uint64)
+    for v in range(n):
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    return alive
+
+
+@nb.njit(cache=True)
+def _filled(adj0, order):
+    """The graph plus the fill-in of eliminating ``order``: a chordal supergraph whose
+    cliques have at most width + 1 vertices."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = _all_alive(n, n_words)
+    nbr = np.empty(n, dtype=np.int64)
+    for v in order:
+        _eliminate(adj, v, alive, nbr)
+    return adj
+
+
+@nb.njit(cache=True)
 def _width_along(adj0, order, k):
     """Width of eliminating ``order``; stops at the first clique wider than ``k``."""
     n, n_words = adj0.shape
     adj = adj0.copy()
-    alive = np.zeros(n_words, dtype=np.uint64)
-    for v in range(n):
-        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    alive = _all_alive(n, n_words)
     nbr = np.empty(n, dtype=np.int64)
     width = 0
     for v in order:
@@ -127,9 +146,7 @@ def _min_fill(adj0, k):
     as soon as every remaining choice would exceed ``k``."""
     n, n_words = adj0.shape
     adj = adj0.copy()
-    alive = np.zeros(n_words, dtype=np.uint64)
-    for v in range(n):
-        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    alive = _all_alive(n, n_words)
     done = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     nbr = np.empty(n, dtype=np.int64)
@@ -214,6 +231,20 @@ class _State:
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
 
+    def derive(self, parents, order) -> "_State":
+        """A new state for ``parents``, recomputing only the rows of changed variables."""
+        new = object.__new__(_State)
+        new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
+        new.pa, new.local = self.pa.copy(), self.local.copy()
+        new.add, new.rem = self.add.copy(), self.rem.copy()
+        new.order = np.asarray(order, dtype=np.int64).copy()
+        new.blocked, new.checks = set(), self.checks
+        for v in range(self.n):
+            ps = tuple(sorted(parents[v]))
+            if ps != self.parents_of(v):
+                new._set(v, ps)
+        return new
+
     @property
     def score(self) -> float:
         return float(self.local.sum())
@@ -278,13 +309,13 @@ class _State:
 
     def try_move(self, kind, u, v) -> bool:
         """Apply the move if it keeps the DAG acyclic and the width <= k."""
-        pv = self.parents_of(v)
         if kind == 1:                                   # removal is always allowed
-            self._set(v, tuple(p for p in pv if p != u))
+            self._set(v, tuple(p for p in self.parents_of(v) if p != u))
             self.blocked.clear()
             return True
         if (kind, u, v) in self.blocked:
             return False
+        pv = self.parents_of(v)
         if kind == 0:
             if _reaches(self.pa, v, u, -1, -1):
                 return False
@@ -318,6 +349,99 @@ class _State:
 
     def snapshot(self):
         return [self.parents_of(v) for v in range(self.n)], self.order.copy(), self.score
+
+
+# ----------------------------------------------------------------- local exact windows
+def _neighbours(adj, n):
+    """Adjacency bitsets as a list of Python sets."""
+    bits = np.unpackbits(adj.view(np.uint8), axis=1, bitorder="little")[:, :n]
+    return [set(np.flatnonzero(row).tolist()) for row in bits]
+
+
+def _window_candidates(v, nbrs, k, scorer, cap):
+    """Parent sets P of ``v`` with ``P + v`` a clique of the chordal graph, |P| <= k, scored.
+
+    Grown one vertex at a time in increasing index order; each level is scored in
+    one batched call."""
+    found = [((), scorer(v, ()))]
+    frontier = [((), sorted(nbrs[v]))]
+    while frontier and len(found) < cap:
+        grown = []
+        for ps, ext in frontier:
+            if len(ps) == k or not ext:
+                continue
+            scores = scorer.with_each_added(v, ps, ext)
+            for x, sc in zip(ext, scores):
+                child = ps + (x,)
+                found.append((child, float(sc)))
+                grown.append((child, [y for y in ext if y > x and y in nbrs[x]]))
+        frontier = grown
+    return found
+
+
+def _improve_window(parents, order, k, scorer, size, rng, cap=4000):
+    """Re-optimise the families of a window of variables exactly, the rest fixed.
+
+    The window is a random connected set of ``size`` vertices of the chordal graph
+    ``H`` = moral graph + fill-in of the certificate ``order``.  Each window
+    variable may take any parent set that forms a clique with it in ``H`` (so the
+    moral graph stays inside ``H`` and ``order`` keeps width <= k); a parent
+    outside the window that descends from window variables (through outside
+    vertices only) requires those variables earlier, which keeps the DAG
+    acyclic.  The order-graph DP over the window then finds the best choice.
+    Returns the new parent list and the gain (>= 0).
+    """
+    n = len(parents)
+    pa = np.full((n, k), -1, dtype=np.int64)
+    for v, ps in enumerate(parents):
+        pa[v, :len(ps)] = ps
+    nbrs = _neighbours(_filled(_moral_bits(pa, (n + 63) // 64), order), n)
+    start = int(rng.integers(n))
+    window, pool = [start], set(nbrs[start])
+    while pool and len(window) < size:
+        x = int(rng.choice(sorted(pool)))
+        window.append(x)
+        pool |= nbrs[x]
+        pool -= set(window)
+    bit = {v: i for i, v in enumerate(window)}
+    children = [[] for _ in range(n)]
+    for v, ps in enumerate(parents):
+        for u in ps:
+            children[u].append(v)
+    below = np.zeros(n, dtype=np.int64)        # below[u]: window variables reaching u
+    for w, i in bit.items():
+        stack, seen = [c for c in children[w] if c not in bit], set()
+        while stack:
+            u = stack.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            below[u] |= 1 << i
+            stack.extend(c for c in children[u] if c not in bit)
+    masks, costs, offsets, sets = [], [], [0], []
+    for v in window:
+        rows = []
+        for ps, sc in _window_candidates(v, nbrs, k, scorer, cap):
+            need = 0
+            for u in ps:
+                need |= (1 << bit[u]) if u in bit else int(below[u])
+            if not need >> bit[v] & 1:
+                rows.append((-sc, need, ps))
+        rows.sort(key=lambda r: r[0])
+        costs += [r[0] for r in rows]
+        masks += [r[1] for r in rows]
+        sets += [r[2] for r in rows]
+        offsets.append(len(costs))
+    _, chosen, total = order_graph.optimal_order(np.array(masks, dtype=np.uint64),
+                                                 np.array(costs), np.array(offsets))
+    old = sum(scorer(v, parents[v]) for v in window)
+    gain = -total - old
+    if not gain > _EPS * max(1.0, abs(old)):
+        return parents, 0.0
+    new = list(parents)
+    for i, v in enumerate(window):
+        new[v] = tuple(sorted(sets[chosen[i]]))
+    return new, gain
 
 
 # ----------------------------------------------------------------- starts and bounds
@@ -406,8 +530,8 @@ def _check(data: Dataset, k, time_limit, max_iter):
 
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           parameter_ess: float | None = 1.0, time_limit: float = 60.0,
-          max_iter: int | None = None, perturbation: float = 0.25, random_state=None,
-          progress: bool = False) -> LearnResult:
+          max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
+          random_state=None, progress: bool = False) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -428,6 +552,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         network perturbed); None means until ``time_limit``.
     perturbation : float
         Share of the best network's arcs removed before each restart.
+    window : int
+        Variables per local exact window (0 switches the windows off; at most
+        20): after each hill-climbing run, windows re-optimise their families
+        exactly with the rest fixed (:func:`_improve_window`).
     progress : bool
         A tqdm bar over the time budget.
 
@@ -452,6 +580,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
     if not 0 < perturbation <= 1:
         raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
+    if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
+        raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
     started = time.perf_counter()
     deadline = started + time_limit
     rng = np.random.default_rng(random_state)
@@ -474,15 +604,18 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     checks = {"order": 0, "min_fill": 0, "refused": 0}
     state = _State(scorer, k, [start[v] for v in range(n)], order, checks)
     note("start", state.score)
-    best = state.snapshot()
-    runs, steps = 0, 0
+    best, best_state = state.snapshot(), state
+    runs = 0
     bar = _progress_bar(progress, time_limit)
     status = "complete"
+    tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
     while True:
-        steps += state.climb(deadline)
+        tally["steps"] += state.climb(deadline)
+        if window > 1:
+            state = _polish(state, scorer, k, min(window, n), rng, deadline, tally)
         runs += 1
         if state.score > best[2] + _EPS * max(1.0, abs(best[2])):
-            best = state.snapshot()
+            best, best_state = state.snapshot(), state
             note(f"hill climbing run {runs}", best[2])
         if bar is not None:
             bar.update(min(time.perf_counter() - started, time_limit) - bar.n)
@@ -495,25 +628,41 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
             break
         if max_iter is not None and runs >= max_iter:
             break
-        state = _perturbed(scorer, k, best, perturbation, rng, checks)
+        state = _perturbed(best_state, perturbation, rng)
     if bar is not None:
         bar.close()
     return _result(data, best, k, score, parameter_ess, bound, status, started,
-                   {"runs": runs, "steps": steps, "history": history,
+                   {"runs": runs, "history": history, **tally,
                     "families_scored": len(scorer), "checks": checks,
                     "exact_start": exact is not None})
 
 
-def _perturbed(scorer, k, best, share, rng, checks):
+def _polish(state, scorer, k, size, rng, deadline, tally):
+    """Local exact windows on a hill-climbing optimum, climbing again after each gain."""
+    for _ in range(max(1, state.n // size)):
+        if time.perf_counter() >= deadline:
+            break
+        parents, order, _ = state.snapshot()
+        new, gain = _improve_window(parents, order, k, scorer, size, rng)
+        tally["windows"] += 1
+        if gain > 0:
+            tally["windows_improved"] += 1
+            tally["window_gain"] += gain
+            state = state.derive(new, order)
+            tally["steps"] += state.climb(deadline)
+    return state
+
+
+def _perturbed(best_state, share, rng):
     """A new search state: the best network with a random share of its arcs removed."""
-    parents, order, _ = best
+    parents, order, _ = best_state.snapshot()
     arcs = [(v, u) for v, ps in enumerate(parents) for u in ps]
     drop = set()
     if arcs:
         m = max(1, int(round(share * len(arcs))))
         drop = {arcs[i] for i in rng.choice(len(arcs), size=min(m, len(arcs)), replace=False)}
     kept = [tuple(u for u in ps if (v, u) not in drop) for v, ps in enumerate(parents)]
-    return _State(scorer, k, kept, order, checks)
+    return best_state.derive(kept, order)
 
 
 def _progress_bar(progress, total):
