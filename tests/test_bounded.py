@@ -227,3 +227,9 @@ def test_window_keeps_certificate_and_acyclicity(n, k, size, seed):
     hull = _filled(_moral_bits(_pa_rows(parents, n, k), 1), order)
     assert np.all(new_adj & ~hull == 0)                  # the moral graph stays inside H
     assert _width_along(new_adj, order, n) <= k
+
+
+def test_progress_bar_reports_to_stderr(capsys):
+    ds = _dataset(2, 6, 200)
+    bounded.learn(ds, k=2, time_limit=5, max_iter=2, random_state=0, progress=True)
+    assert "bounded learning" in capsys.readouterr().err
