@@ -73,6 +73,43 @@ def test_kernels_match_networkx(n, k, seed):
     assert _reaches(_pa_rows(parents, n, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
 
 
+def _min_fill_twin(graph: nx.Graph, k: int):
+    """Plain min-fill with the kernel's tie rules: least fill, then least degree, then index."""
+    g = graph.copy()
+    order, width = [], 0
+    while g.number_of_nodes():
+        costs = []
+        for v in sorted(g.nodes):
+            nb_ = sorted(g[v])
+            if len(nb_) > k:
+                continue
+            fill = sum(1 for i, a in enumerate(nb_) for b in nb_[i + 1:] if not g.has_edge(a, b))
+            costs.append((fill, len(nb_), v))
+        if not costs:
+            return order, k + 1
+        _, d, v = min(costs)
+        nb_ = list(g[v])
+        g.add_edges_from((a, b) for i, a in enumerate(nb_) for b in nb_[i + 1:])
+        g.remove_node(v)
+        order.append(v)
+        width = max(width, d)
+    return order, width
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 70), st.integers(1, 5), st.integers(0, 2**31))
+def test_min_fill_kernel_equals_its_twin(n, k, seed):
+    rng = np.random.default_rng(seed)
+    parents = _random_dag(rng, n, 3)
+    moral = moral_graph(parents)
+    moral.add_nodes_from(range(n))
+    order, width = _min_fill(_moral_bits(_pa_rows(parents, n, 3), (n + 63) // 64), k)
+    twin_order, twin_width = _min_fill_twin(moral, k)
+    assert width == twin_width
+    if width <= k:
+        assert order.tolist() == twin_order
+
+
 def test_width_check_stops_early_above_k():
     clique = {v: list(range(v)) for v in range(6)}        # moral graph K6: width 5
     adj = _moral_bits(_pa_rows(clique, 6, 5), 1)

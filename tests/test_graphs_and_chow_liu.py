@@ -3,6 +3,8 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from twlib import BayesianNetwork
 from twlib.graphs import (elimination_width, i_score, maximum_spanning_tree, moral_graph,
@@ -84,3 +86,15 @@ def test_random_ktree_is_a_ktree(k, weighted):
         assert i_score(g, w) == pytest.approx(i_score(maximum_spanning_tree(w), w))
     with pytest.raises(ValueError, match="1 <= k < n"):
         random_ktree(range(3), 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**64 - 1))
+def test_bit_tricks_equal_python_integers(x):
+    from twlib.bitsets import lowest_index, popcount
+
+    assert popcount(np.uint64(x)) == bin(x).count("1")
+    if x:
+        assert lowest_index(np.uint64(x)) == (x & -x).bit_length() - 1
+    if x < 2**63:
+        assert popcount(np.int64(x)) == bin(x).count("1")

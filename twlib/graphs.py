@@ -11,6 +11,7 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
+from .bitsets import lowest_index, popcount
 from .errors import BudgetExceeded, InputError, InternalError
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
@@ -310,15 +311,6 @@ def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
 
 
 @nb.njit(cache=True)
-def _lowest_bit(x):
-    """Index of the lowest set bit of a positive integer."""
-    i = 0
-    while (x >> i) & 1 == 0:
-        i += 1
-    return i
-
-
-@nb.njit(cache=True)
 def _q_size(adj, s, v):
     """|Q(S, v)|: vertices outside S + v adjacent to v's component in G[S + v]."""
     comp = 1 << v
@@ -328,23 +320,13 @@ def _q_size(adj, s, v):
         nxt = 0
         f = frontier
         while f:
-            u = _lowest_bit(f)
+            u = lowest_index(f)
             reach |= adj[u]
             nxt |= adj[u] & s & ~comp
             f &= f - 1
         comp |= nxt
         frontier = nxt
-    return _popcount(reach & ~s & ~(1 << v))
-
-
-@nb.njit(cache=True)
-def _popcount(x):
-    """Number of set bits of a non-negative int64."""
-    count = 0
-    while x:
-        x &= x - 1
-        count += 1
-    return count
+    return popcount(reach & ~s & ~(1 << v))
 
 
 @nb.njit(cache=True)
@@ -358,7 +340,7 @@ def _treewidth_dp(adj, n):
         best_v = 0
         rest = s
         while rest:
-            v = _lowest_bit(rest)
+            v = lowest_index(rest)
             prev = s & ~(1 << v)
             cand = max(tw[prev], _q_size(adj, prev, v))
             if cand < best:

@@ -257,7 +257,7 @@ class FamilyScorer:
     The scorer a local search needs: ``scorer(child, parents)`` for one family
     and :meth:`with_each_added` for a parent set grown by each of many
     candidates in one parallel pass.  Variables are column indices of the
-    data; every score computed is cached under ``(child, sorted parents)``.
+    data; every score computed is cached.
 
     >>> import pandas as pd
     >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 0, 1],
@@ -278,9 +278,12 @@ class FamilyScorer:
         self._arities = np.asarray(data.arities, dtype=np.int64)
         self._dense = _dense_limit(data.n_rows)
         self._cache: dict = {}
+        self._rows: dict = {}
+        self._row_entries = 0
 
     def __len__(self) -> int:
-        return len(self._cache)
+        """Families scored so far."""
+        return len(self._cache) + self._row_entries
 
     def __call__(self, child: int, parents) -> float:
         key = (child, tuple(sorted(parents)))
@@ -293,18 +296,24 @@ class FamilyScorer:
         return got
 
     def with_each_added(self, child: int, parents, candidates) -> np.ndarray:
-        """Scores of ``child`` given ``parents + (u,)`` for each ``u`` in ``candidates``."""
+        """Scores of ``child`` given ``parents + (u,)`` for each ``u`` in ``candidates``.
+
+        Remembered as one row per ``(child, parents)`` over all variables, which
+        is what a local search asks again after undoing a move.
+        """
         base = tuple(sorted(parents))
         candidates = np.asarray(candidates, dtype=np.int64)
-        keys = [(child, tuple(sorted(base + (int(u),)))) for u in candidates]
-        out = np.array([self._cache.get(key, np.nan) for key in keys])
+        row = self._rows.get((child, base))
+        if row is None:
+            row = self._rows[(child, base)] = np.full(self.data.n_vars, np.nan)
+        out = row[candidates]
         todo = np.flatnonzero(np.isnan(out))
         if todo.size:
             out[todo] = _scores_with_each_added(self._values_t, self._arities, child,
                                                 np.array(base, dtype=np.int64), candidates[todo],
                                                 self.kind, self.ess, self._dense)
-            for t in todo:
-                self._cache[keys[t]] = float(out[t])
+            row[candidates[todo]] = out[todo]
+            self._row_entries += todo.size
         return out
 
 

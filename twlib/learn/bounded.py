@@ -29,6 +29,7 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
+from ..bitsets import lowest_index, popcount
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import elimination_width, moral_graph, treewidth_exact
@@ -43,21 +44,16 @@ __all__ = ["learn", "DP_MAX_VARS", "upper_bound"]
 DP_MAX_VARS = 20
 # Gains smaller than this (relative to the score's scale) are treated as ties.
 _EPS = 1e-9
+# Fresh min-fill orders tried per hill-climbing round, when the certificate order
+# refuses a move; beyond it such moves wait for the next round.  Refusals cost a
+# whole min-fill run each, which dominates on thousands of variables.
+MIN_FILL_PER_ROUND = 32
 # Family-count ceiling for the exact start: above it the candidate table
 # would take longer to score than the local search needs.
 _DP_MAX_FAMILIES = 300_000
 
 
 # ----------------------------------------------------------------- bitset kernels
-@nb.njit(cache=True)
-def _popcount(x):
-    c = 0
-    while x:
-        x &= x - np.uint64(1)
-        c += 1
-    return c
-
-
 @nb.njit(cache=True)
 def _moral_bits(pa, n_words):
     """Adjacency bitsets of the moral graph of the DAG with parent rows ``pa`` (-1 padded)."""
@@ -89,7 +85,7 @@ def _eliminate(adj, v, alive, nbr):
         bits = adj[v, w] & alive[w]
         while bits:
             low = bits & (~bits + np.uint64(1))
-            nbr[count] = w * 64 + _popcount(low - np.uint64(1))
+            nbr[count] = w * 64 + lowest_index(low)
             count += 1
             bits ^= low
     for i in range(count):
@@ -141,46 +137,78 @@ def _width_along(adj0, order, k):
 
 
 @nb.njit(cache=True)
+def _cost(adj, alive, v, k, nbr):
+    """Remaining degree of ``v`` and its fill-in (-1 when the degree exceeds ``k``)."""
+    deg = 0
+    for w in range(adj.shape[1]):
+        deg += popcount(adj[v, w] & alive[w])
+    if deg > k:
+        return deg, -1
+    deg = 0
+    for w in range(adj.shape[1]):
+        bits = adj[v, w] & alive[w]
+        while bits:
+            low = bits & (~bits + np.uint64(1))
+            nbr[deg] = w * 64 + lowest_index(low)
+            deg += 1
+            bits ^= low
+    fill = 0
+    for i in range(deg):
+        u = nbr[i]
+        for j in range(i + 1, deg):
+            x = nbr[j]
+            if not (adj[u, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                fill += 1
+    return deg, fill
+
+
+@nb.njit(cache=True)
 def _min_fill(adj0, k):
     """A min-fill order (ties: smaller degree, then index) and its width, or width k+1
-    as soon as every remaining choice would exceed ``k``."""
+    as soon as every remaining vertex has more than ``k`` neighbours left.
+
+    Costs are kept per vertex and refreshed only around each eliminated vertex
+    (its neighbours and theirs), the only places where degree or fill change."""
     n, n_words = adj0.shape
     adj = adj0.copy()
     alive = _all_alive(n, n_words)
     done = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     nbr = np.empty(n, dtype=np.int64)
+    elim = np.empty(n, dtype=np.int64)
+    deg = np.empty(n, dtype=np.int64)
+    fill = np.empty(n, dtype=np.int64)
+    stamp = np.full(n, -1, dtype=np.int64)
+    for v in range(n):
+        deg[v], fill[v] = _cost(adj, alive, v, k, nbr)
     width = 0
     for step in range(n):
-        best, best_fill, best_deg = -1, 1 << 62, 1 << 62
+        best = -1
         for v in range(n):
-            if done[v]:
+            if done[v] or fill[v] < 0:
                 continue
-            deg = 0
-            for w in range(n_words):
-                bits = adj[v, w] & alive[w]
-                while bits:
-                    low = bits & (~bits + np.uint64(1))
-                    nbr[deg] = w * 64 + _popcount(low - np.uint64(1))
-                    deg += 1
-                    bits ^= low
-            if deg > k:
-                continue
-            fill = 0
-            for i in range(deg):
-                u = nbr[i]
-                for j in range(i + 1, deg):
-                    x = nbr[j]
-                    if not (adj[u, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
-                        fill += 1
-            if fill < best_fill or (fill == best_fill and deg < best_deg):
-                best, best_fill, best_deg = v, fill, deg
+            if best < 0 or fill[v] < fill[best] or (fill[v] == fill[best] and deg[v] < deg[best]):
+                best = v
         if best < 0:
             return order, k + 1
-        c = _eliminate(adj, best, alive, nbr)
+        c = _eliminate(adj, best, alive, elim)
         width = max(width, c)
         done[best] = True
         order[step] = best
+        for i in range(c):
+            u = elim[i]
+            if stamp[u] != step:
+                stamp[u] = step
+                deg[u], fill[u] = _cost(adj, alive, u, k, nbr)
+            for w in range(n_words):
+                bits = adj[u, w] & alive[w]
+                while bits:
+                    low = bits & (~bits + np.uint64(1))
+                    y = w * 64 + lowest_index(low)
+                    bits ^= low
+                    if stamp[y] != step:
+                        stamp[y] = step
+                        deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
     return order, width
 
 
@@ -226,7 +254,10 @@ class _State:
         self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
         self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
         self.order = np.asarray(order, dtype=np.int64)
-        self.blocked: set = set()
+        self.blocked: set = set()             # moves refused by the width check
+        self.order_refused: set = set()       # moves the certificate order refused
+        self.min_fill_budget = MIN_FILL_PER_ROUND
+        self.undecided = 0
         self.checks = checks      # shared by the states of one run: counts of width checks
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
@@ -238,7 +269,8 @@ class _State:
         new.pa, new.local = self.pa.copy(), self.local.copy()
         new.add, new.rem = self.add.copy(), self.rem.copy()
         new.order = np.asarray(order, dtype=np.int64).copy()
-        new.blocked, new.checks = set(), self.checks
+        new.blocked, new.order_refused, new.checks = set(), set(), self.checks
+        new.min_fill_budget, new.undecided = MIN_FILL_PER_ROUND, 0
         for v in range(self.n):
             ps = tuple(sorted(parents[v]))
             if ps != self.parents_of(v):
@@ -269,16 +301,26 @@ class _State:
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
-    def _fits(self, pa) -> bool:
-        """Whether the DAG with parent rows ``pa`` has width <= k; may adopt a new order."""
-        adj = _moral_bits(pa, self.n_words)
-        self.checks["order"] += 1
-        if _width_along(adj, self.order, self.k) <= self.k:
-            return True
+    def _fits(self, pa, move):
+        """Whether the DAG with parent rows ``pa`` (``move`` applied) has width <= k; may
+        adopt a new order.  True, False, or None when the certificate order refused
+        it and the round's min-fill budget is spent (undecided: try again later).
+
+        A refusal by the certificate order is remembered until the order changes
+        or an arc disappears: adding arcs only adds fill along a fixed order."""
+        if move not in self.order_refused:
+            self.checks["order"] += 1
+            if _width_along(_moral_bits(pa, self.n_words), self.order, self.k) <= self.k:
+                return True
+            self.order_refused.add(move)
+        if self.min_fill_budget <= 0:
+            return None
+        self.min_fill_budget -= 1
         self.checks["min_fill"] += 1
-        order, width = _min_fill(adj, self.k)
+        order, width = _min_fill(_moral_bits(pa, self.n_words), self.k)
         if width <= self.k:
             self.order = order
+            self.order_refused.clear()
             return True
         self.checks["refused"] += 1
         return False
@@ -311,7 +353,8 @@ class _State:
         """Apply the move if it keeps the DAG acyclic and the width <= k."""
         if kind == 1:                                   # removal is always allowed
             self._set(v, tuple(p for p in self.parents_of(v) if p != u))
-            self.blocked.clear()
+            self.blocked.clear()                        # a smaller graph may fit them now
+            self.order_refused.clear()
             return True
         if (kind, u, v) in self.blocked:
             return False
@@ -325,25 +368,50 @@ class _State:
                 return False
             changes = [(v, tuple(p for p in pv if p != u)),
                        (u, tuple(sorted(self.parents_of(u) + (v,))))]
-        if not self._fits(self._with(changes)):
-            self.blocked.add((kind, u, v))
+        fits = self._fits(self._with(changes), (kind, u, v))
+        if not fits:
+            if fits is None:
+                self.undecided += 1
+            else:
+                self.blocked.add((kind, u, v))
             return False
         for w, ps in changes:
             self._set(w, ps)
         if kind == 2:
             self.blocked.clear()
+            self.order_refused.clear()
         return True
 
     def climb(self, deadline) -> int:
-        """Best-improvement hill climbing until no move helps or the deadline passes."""
+        """Hill climbing until no move helps or the deadline passes.
+
+        Each round ranks every improving move once and applies them best first,
+        skipping a move whose gain an earlier move of the round has changed (its
+        child's, or for a reversal also its parent's, family was touched): the
+        gains of the others are still exact, so one ranking serves many moves.
+        A round spends at most ``MIN_FILL_PER_ROUND`` min-fill runs on moves the
+        certificate order refuses; the rest wait for a later round, and the
+        climb ends when a round applies nothing and left nothing undecided.
+        """
         steps = 0
         while time.perf_counter() < deadline:
             gain, kind, us, vs = self.moves()
+            self.min_fill_budget, self.undecided = MIN_FILL_PER_ROUND, 0
+            touched = np.zeros(self.n, dtype=bool)
+            applied = 0
             for t in range(gain.size):
-                if self.try_move(int(kind[t]), int(us[t]), int(vs[t])):
-                    steps += 1
-                    break
-            else:
+                kd, u, v = int(kind[t]), int(us[t]), int(vs[t])
+                if touched[v] or (kd == 2 and touched[u]):
+                    continue
+                if self.try_move(kd, u, v):
+                    applied += 1
+                    touched[v] = True
+                    if kd == 2:
+                        touched[u] = True
+                    if applied % 64 == 0 and time.perf_counter() >= deadline:
+                        break
+            steps += applied
+            if not applied and not self.undecided:
                 break
         return steps
 

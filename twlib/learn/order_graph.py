@@ -26,6 +26,7 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
+from ..bitsets import popcount
 from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
@@ -211,15 +212,6 @@ def _heap_pop(heap_f, heap_d, heap_node, size):
 
 
 @nb.njit(cache=True)
-def _popcount(x):
-    c = 0
-    while x != _ZERO:
-        x &= x - _ONE
-        c += 1
-    return c
-
-
-@nb.njit(cache=True)
 def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, group_starts,
                   group_sizes, max_nodes, trace):
     everything = (~_ZERO) >> np.uint64(64 - n)
@@ -277,7 +269,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
             node_closed[u] = False
             break
         umask = node_mask[u]
-        depth = _popcount(umask) + 1
+        depth = popcount(umask) + 1
         for x in range(n):
             bit = _ONE << np.uint64(x)
             if umask & bit != _ZERO:

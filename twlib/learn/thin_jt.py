@@ -33,7 +33,8 @@ from ..counting import count
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError, UnknownName
 from ..factors import Factor, FactorModel
-from ..graphs import _popcount, has_running_intersection
+from ..bitsets import popcount
+from ..graphs import has_running_intersection
 
 __all__ = ["InformationOracle", "queyranne", "ltci", "find_consistent_tree",
            "ThinJunctionTree", "learn"]
@@ -418,7 +419,7 @@ def _consistent_tree(sep_masks, sep_lookup, comp_sep, comp_mask):
     sizes = np.empty(n_comp, dtype=np.int64)
     total = 0
     for c in range(n_comp):
-        sizes[c] = _popcount(comp_mask[c])
+        sizes[c] = popcount(comp_mask[c])
         total += sizes[c]
     order = np.argsort(sizes, kind="mergesort")
     n_sep = sep_masks.shape[0]
@@ -455,7 +456,7 @@ def _consistent_tree(sep_masks, sep_lookup, comp_sep, comp_mask):
                         covered |= sub
                     d = link[d]
             if covered == rest:
-                rec_x[c] = _popcount(xbit - 1)
+                rec_x[c] = popcount(xbit - 1)
                 sub_start[c], sub_count[c] = start, used - start
                 i = comp_sep[c]
                 if head[i] < 0:
