@@ -48,6 +48,9 @@ _EPS = 1e-9
 # refuses a move; beyond it such moves wait for the next round.  Refusals cost a
 # whole min-fill run each, which dominates on thousands of variables.
 MIN_FILL_PER_ROUND = 32
+# A round stops at moves gaining less than this share of its first applied move:
+# best-first across variables, without ranking again after every move.
+ROUND_SHARE = 0.5
 # Family-count ceiling for the exact start: above it the candidate table
 # would take longer to score than the local search needs.
 _DP_MAX_FAMILIES = 300_000
@@ -250,6 +253,7 @@ class _State:
         n = scorer.data.n_vars
         self.n, self.n_words = n, (n + 63) // 64
         self.pa = np.full((n, k), -1, dtype=np.int64)
+        self.sets = [()] * n                    # parent tuples, sorted: pa's rows
         self.local = np.empty(n)
         self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
         self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
@@ -266,7 +270,7 @@ class _State:
         """A new state for ``parents``, recomputing only the rows of changed variables."""
         new = object.__new__(_State)
         new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
-        new.pa, new.local = self.pa.copy(), self.local.copy()
+        new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
         new.add, new.rem = self.add.copy(), self.rem.copy()
         new.order = np.asarray(order, dtype=np.int64).copy()
         new.blocked, new.order_refused, new.checks = set(), set(), self.checks
@@ -282,13 +286,13 @@ class _State:
         return float(self.local.sum())
 
     def parents_of(self, v) -> tuple:
-        row = self.pa[v]
-        return tuple(int(p) for p in row[row >= 0])
+        return self.sets[v]
 
     def _set(self, v, ps):
         """Give ``v`` the parent set ``ps`` and refresh its row of move gains."""
         self.pa[v] = -1
         self.pa[v, :len(ps)] = ps
+        self.sets[v] = ps
         s = self.scorer(v, ps)
         self.local[v] = s
         self.add[v] = -np.inf
@@ -358,6 +362,9 @@ class _State:
             return True
         if (kind, u, v) in self.blocked:
             return False
+        if self.min_fill_budget <= 0 and (kind, u, v) in self.order_refused:
+            self.undecided += 1
+            return False
         pv = self.parents_of(v)
         if kind == 0:
             if _reaches(self.pa, v, u, -1, -1):
@@ -386,36 +393,46 @@ class _State:
         """Hill climbing until no move helps or the deadline passes.
 
         Each round ranks every improving move once and applies them best first,
-        skipping a move whose gain an earlier move of the round has changed (its
-        child's, or for a reversal also its parent's, family was touched): the
-        gains of the others are still exact, so one ranking serves many moves.
+        down to ``ROUND_SHARE`` of the first one's gain, skipping a move whose
+        gain an earlier move of the round has changed (its child's, or for a
+        reversal also its parent's, family was touched): the gains of the others
+        are still exact, so one ranking serves many moves.
         A round spends at most ``MIN_FILL_PER_ROUND`` min-fill runs on moves the
-        certificate order refuses; the rest wait for a later round, and the
-        climb ends when a round applies nothing and left nothing undecided.
+        certificate order refuses (four times more after a round that applied
+        nothing); the rest wait for a later round, and the climb ends when a
+        round applies nothing and left nothing undecided.
         A round looks at the best ``depth`` moves only (8 n at first), and looks
         four times deeper after a round that found nothing there.
         """
-        steps, depth = 0, 8 * self.n
+        steps, depth, budget = 0, 8 * self.n, MIN_FILL_PER_ROUND
         while time.perf_counter() < deadline:
             gain, kind, us, vs = self.moves()
-            self.min_fill_budget, self.undecided = MIN_FILL_PER_ROUND, 0
+            self.min_fill_budget, self.undecided = budget, 0
             touched = np.zeros(self.n, dtype=bool)
             applied = 0
+            floor = 0.0
             for t in range(min(depth, gain.size)):
+                if gain[t] < floor:
+                    break
                 kd, u, v = int(kind[t]), int(us[t]), int(vs[t])
                 if touched[v] or (kd == 2 and touched[u]):
                     continue
                 if self.try_move(kd, u, v):
                     applied += 1
+                    floor = floor or ROUND_SHARE * gain[t]
                     touched[v] = True
                     if kd == 2:
                         touched[u] = True
                 if t % 1024 == 1023 and time.perf_counter() >= deadline:
                     break
             steps += applied
-            if not applied and not self.undecided:
-                if depth >= gain.size:
-                    break
+            if applied:
+                budget = MIN_FILL_PER_ROUND
+            elif self.undecided:
+                budget *= 4
+            elif depth >= gain.size:
+                break
+            else:
                 depth *= 4
         return steps
 
