@@ -133,7 +133,8 @@ def _count_child(keys, child_values, q, r, kind, ess, n, dense_limit):
 
 
 @nb.njit(cache=True)
-def _family_score(values_t, arities, child, parents, kind, ess, dense_limit):
+def _parent_keys(values_t, arities, parents):
+    """Mixed-radix joint state of ``parents`` in every row, and their number of joint states."""
     n = values_t.shape[1]
     keys = np.zeros(n, dtype=np.int64)
     q = 1
@@ -142,7 +143,14 @@ def _family_score(values_t, arities, child, parents, kind, ess, dense_limit):
         q *= arities[p]
         for i in range(n):
             keys[i] = keys[i] * arities[p] + values_t[p, i]
-    return _count_child(keys, values_t[child], q, arities[child], kind, ess, n, dense_limit)
+    return keys, q
+
+
+@nb.njit(cache=True)
+def _family_score(values_t, arities, child, parents, kind, ess, dense_limit):
+    keys, q = _parent_keys(values_t, arities, parents)
+    return _count_child(keys, values_t[child], q, arities[child], kind, ess, keys.shape[0],
+                        dense_limit)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -182,13 +190,7 @@ def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess,
     The joint keys of ``parents`` are computed once and extended per candidate.
     """
     n = values_t.shape[1]
-    base = np.zeros(n, dtype=np.int64)
-    q = 1
-    for j in range(parents.shape[0]):
-        p = parents[j]
-        q *= arities[p]
-        for i in range(n):
-            base[i] = base[i] * arities[p] + values_t[p, i]
+    base, q = _parent_keys(values_t, arities, parents)
     out = np.empty(extra.shape[0])
     for t in nb.prange(extra.shape[0]):
         u = extra[t]

@@ -80,17 +80,23 @@ def _moral_bits(pa, n_words):
 
 
 @nb.njit(cache=True)
-def _eliminate(adj, v, alive, nbr):
-    """Later neighbours of ``v`` into ``nbr``; make them a clique; return their number."""
-    n_words = adj.shape[1]
+def _alive_neighbours(adj, alive, v, out):
+    """Neighbours of ``v`` among the ``alive`` vertices into ``out``; return their number."""
     count = 0
-    for w in range(n_words):
+    for w in range(adj.shape[1]):
         bits = adj[v, w] & alive[w]
         while bits:
             low = bits & (~bits + np.uint64(1))
-            nbr[count] = w * 64 + lowest_index(low)
+            out[count] = w * 64 + lowest_index(low)
             count += 1
             bits ^= low
+    return count
+
+
+@nb.njit(cache=True)
+def _eliminate(adj, v, alive, nbr):
+    """Later neighbours of ``v`` into ``nbr``; make them a clique; return their number."""
+    count = _alive_neighbours(adj, alive, v, nbr)
     for i in range(count):
         u = nbr[i]
         for j in range(count):
@@ -147,14 +153,7 @@ def _cost(adj, alive, v, k, nbr):
         deg += popcount(adj[v, w] & alive[w])
     if deg > k:
         return deg, -1
-    deg = 0
-    for w in range(adj.shape[1]):
-        bits = adj[v, w] & alive[w]
-        while bits:
-            low = bits & (~bits + np.uint64(1))
-            nbr[deg] = w * 64 + lowest_index(low)
-            deg += 1
-            bits ^= low
+    _alive_neighbours(adj, alive, v, nbr)
     fill = 0
     for i in range(deg):
         u = nbr[i]
@@ -179,6 +178,7 @@ def _min_fill(adj0, k):
     order = np.empty(n, dtype=np.int64)
     nbr = np.empty(n, dtype=np.int64)
     elim = np.empty(n, dtype=np.int64)
+    around = np.empty(n + 1, dtype=np.int64)
     deg = np.empty(n, dtype=np.int64)
     fill = np.empty(n, dtype=np.int64)
     stamp = np.full(n, -1, dtype=np.int64)
@@ -200,18 +200,13 @@ def _min_fill(adj0, k):
         order[step] = best
         for i in range(c):
             u = elim[i]
-            if stamp[u] != step:
-                stamp[u] = step
-                deg[u], fill[u] = _cost(adj, alive, u, k, nbr)
-            for w in range(n_words):
-                bits = adj[u, w] & alive[w]
-                while bits:
-                    low = bits & (~bits + np.uint64(1))
-                    y = w * 64 + lowest_index(low)
-                    bits ^= low
-                    if stamp[y] != step:
-                        stamp[y] = step
-                        deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
+            around[0] = u
+            m = 1 + _alive_neighbours(adj, alive, u, around[1:])
+            for j in range(m):
+                y = around[j]
+                if stamp[y] != step:
+                    stamp[y] = step
+                    deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
     return order, width
 
 
