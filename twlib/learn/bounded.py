@@ -384,8 +384,9 @@ class _State:
             self.order_refused.clear()
         return True
 
-    def climb(self, deadline) -> int:
-        """Hill climbing until no move helps or the deadline passes.
+    def climb(self, deadline, on_round=None) -> int:
+        """Hill climbing until no move helps or the deadline passes; ``on_round(state)``
+        is called after every round that changed the network.
 
         Each round ranks every improving move once and applies them best first,
         down to ``ROUND_SHARE`` of the first one's gain, skipping a move whose
@@ -421,6 +422,8 @@ class _State:
                 if t % 1024 == 1023 and time.perf_counter() >= deadline:
                     break
             steps += applied
+            if applied and on_round is not None:
+                on_round(self)
             if applied:
                 budget = MIN_FILL_PER_ROUND
             elif self.undecided:
@@ -676,6 +679,12 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         history.append({"event": event, "score": value,
                         "seconds": time.perf_counter() - started})
 
+    def checkpoint(current):
+        """Record a long climb's progress (at most once a second) when it leads."""
+        if (current.score > history[-1]["score"]
+                and time.perf_counter() - started - history[-1]["seconds"] >= 1.0):
+            note("climbing", current.score)
+
     exact = _exact_start(data, k, score, ess, deadline)
     bound = exact[1] if exact else None
     if exact:
@@ -694,7 +703,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     status = "complete"
     tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
     while True:
-        tally["steps"] += state.climb(deadline)
+        tally["steps"] += state.climb(deadline, checkpoint)
         if window > 1:
             state = _polish(state, scorer, k, min(window, n), rng, deadline, tally)
         runs += 1
