@@ -8,9 +8,10 @@
 from . import (counting, data, datasets, errors, graphs, inference, information, io, learn,
                metrics, network, queries, scores, strength)
 from .data import Dataset
+from .estimator import BoundedTreewidthNetwork
 from .network import BayesianNetwork
 
-__all__ = ["Dataset", "BayesianNetwork", "counting", "data", "datasets", "errors", "graphs",
+__all__ = ["Dataset", "BayesianNetwork", "BoundedTreewidthNetwork", "counting", "data", "datasets", "errors", "graphs",
            "inference",
            "information", "io", "learn", "metrics", "network", "queries", "scores", "strength"]
 __version__ = "0.1.0"

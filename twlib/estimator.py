@@ -1,0 +1,182 @@
+"""A scikit-learn style density estimator over the bounded-tree-width learners."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .data import Dataset, as_dataset, code_dtype
+from .errors import InputError, UnknownName
+from .inference import JunctionTree
+from .learn import bounded, chow_liu, ktree
+from .network import BayesianNetwork
+
+__all__ = ["BoundedTreewidthNetwork", "METHODS"]
+
+#: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
+METHODS = ("auto", "bounded", "ktree", "chow_liu")
+
+
+class BoundedTreewidthNetwork(BaseEstimator):
+    """A Bayesian network of tree-width at most ``k``, learned and queried like a
+    scikit-learn density estimator.
+
+    Parameters
+    ----------
+    k : int
+        Tree-width bound.
+    method : {"auto", "bounded", "ktree", "chow_liu"}
+        ``"auto"`` and ``"bounded"``: :func:`twlib.learn.bounded.learn`, the best
+        learner of the library; ``"ktree"``: Nie et al.'s k-tree guided search
+        (Chapter 3); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``).
+    criterion : {"bic", "bdeu", "ll"}
+        The structure score the learner maximises (its ``score=``; the name
+        ``score`` is taken by :meth:`score`, as in scikit-learn).
+    ess : float
+        BDeu equivalent sample size of the structure score.
+    parameter_ess : float or None
+        BDeu prior of the CPTs (None: maximum likelihood; ``"bounded"`` only,
+        the others keep their own estimators).
+    time_limit : float
+        Seconds for the search.
+    random_state : int, optional
+    progress : bool
+        A progress bar while learning (``"bounded"`` and ``"ktree"``).
+
+    Attributes (after :meth:`fit`)
+    ------------------------------
+    network_ : BayesianNetwork
+    score_, width_, elimination_order_ : the structure score, the certified width
+        and its elimination order.
+    result_ : LearnResult
+    feature_names_in_ : list of the variables.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> b = a ^ (rng.random(400) < 0.1)                       # a copy of a, 10 % flipped
+    >>> frame = pd.DataFrame({"a": a, "b": b, "c": rng.integers(0, 2, 400)})
+    >>> model = BoundedTreewidthNetwork(k=1, time_limit=5, random_state=0).fit(frame)
+    >>> model.width_ <= 1, float((model.predict(frame, target="b") == frame.a.astype(str)).mean())
+    (True, 1.0)
+    """
+
+    def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic", ess: float = 1.0,
+                 parameter_ess: float | None = 1.0, time_limit: float = 60.0, random_state=None,
+                 progress: bool = False):
+        self.k = k
+        self.method = method
+        self.criterion = criterion
+        self.ess = ess
+        self.parameter_ess = parameter_ess
+        self.time_limit = time_limit
+        self.random_state = random_state
+        self.progress = progress
+
+    # ---------------------------------------------------------------- learning
+    def fit(self, X, y=None):
+        """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` is ignored."""
+        if self.method not in METHODS:
+            raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
+        data = as_dataset(X)
+        if self.method in ("auto", "bounded"):
+            res = bounded.learn(data, self.k, score=self.criterion, ess=self.ess,
+                                parameter_ess=self.parameter_ess, time_limit=self.time_limit,
+                                random_state=self.random_state, progress=self.progress)
+        elif self.method == "ktree":
+            res = ktree.learn(data, self.k, score=self.criterion, ess=self.ess,
+                              time_limit=self.time_limit, random_state=self.random_state,
+                              progress=self.progress)
+        else:
+            if self.k != 1:
+                raise InputError(f"a Chow-Liu tree has tree-width 1; got k={self.k}")
+            res = chow_liu.learn(data, score=self.criterion, ess=self.ess)
+        self.result_ = res
+        self.network_: BayesianNetwork = res.network
+        self.score_ = res.score
+        self.width_ = res.width
+        self.elimination_order_ = res.elimination_order
+        self.feature_names_in_ = list(data.names)
+        self.n_features_in_ = data.n_vars
+        self._states = {name: list(st) for name, st in zip(data.names, data.states)}
+        return self
+
+    # ---------------------------------------------------------------- queries
+    def _encode(self, X, need_all: bool = True) -> Dataset:
+        """Rows of X coded with the training states (a Dataset is taken as coded)."""
+        check_is_fitted(self, "network_")
+        if isinstance(X, Dataset):
+            return X
+        if isinstance(X, np.ndarray):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise InputError(f"expected a 2-D array with {self.n_features_in_} columns, "
+                                 f"got shape {X.shape}")
+            X = pd.DataFrame(X, columns=self.feature_names_in_)
+        if not isinstance(X, pd.DataFrame):
+            X = as_dataset(X).to_pandas()
+        names = [c for c in self.feature_names_in_ if c in X.columns]
+        missing = [c for c in self.feature_names_in_ if c not in X.columns]
+        if missing and need_all:
+            raise InputError(f"data lack the model's variables {missing}")
+        codes = np.empty((len(X), len(names)), dtype=np.int64)
+        for j, name in enumerate(names):
+            column = X[name]
+            if column.isna().any():
+                raise InputError(f"column {name!r} has missing values")
+            index = {s: i for i, s in enumerate(self._states[name])}
+            labels = column.astype(str)
+            unknown = sorted(set(labels) - set(index))
+            if unknown:
+                raise InputError(f"column {name!r} has values never seen in training: "
+                                 f"{unknown[:5]}")
+            codes[:, j] = labels.map(index).to_numpy()
+        states = [self._states[c] for c in names]
+        width = code_dtype(max((len(st) for st in states), default=2))
+        return Dataset(codes.astype(width), names, states)
+
+    def score_samples(self, X) -> np.ndarray:
+        """Natural-log likelihood of each row."""
+        data = self._encode(X)
+        return self.network_.log_likelihood(data, per_row=True)
+
+    def score(self, X, y=None) -> float:
+        """Mean log-likelihood per row."""
+        return float(np.mean(self.score_samples(X)))
+
+    def sample(self, n_samples: int = 1, random_state=None) -> pd.DataFrame:
+        """Rows drawn from the network, with the training state labels."""
+        check_is_fitted(self, "network_")
+        return self.network_.sample(n_samples, random_state=random_state).to_pandas()
+
+    def junction_tree(self) -> JunctionTree:
+        """A junction tree of the learned network along its certificate order."""
+        check_is_fitted(self, "network_")
+        return JunctionTree(self.network_, order=self.elimination_order_)
+
+    def predict_proba(self, X, target) -> np.ndarray:
+        """``P(target | the other columns of each row)``, one row per row of X, columns in
+        the order of the target's states (:meth:`classes`), in one batched pass."""
+        check_is_fitted(self, "network_")
+        if target not in self.feature_names_in_:
+            raise UnknownName(f"unknown target {target!r}; variables: {self.feature_names_in_}")
+        if isinstance(X, pd.DataFrame):
+            X = X.drop(columns=[target], errors="ignore")
+        data = self._encode(X, need_all=False)
+        columns = [(j, v) for j, v in enumerate(data.names) if v != target]
+        evidence = [{v: int(row[j]) for j, v in columns} for row in data.values]
+        if not evidence:
+            return np.empty((0, len(self._states[target])))
+        posts, _ = self.junction_tree().posteriors_batch(evidence)
+        return posts[target]
+
+    def classes(self, target) -> list:
+        """The state labels of ``target``, in the order of :meth:`predict_proba`'s columns."""
+        check_is_fitted(self, "network_")
+        return list(self._states[target])
+
+    def predict(self, X, target) -> np.ndarray:
+        """The most probable state of ``target`` given the other columns, per row."""
+        proba = self.predict_proba(X, target)
+        return np.asarray(self._states[target], dtype=object)[proba.argmax(axis=1)]
