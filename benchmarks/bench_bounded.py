@@ -26,7 +26,8 @@ from twlib.datasets import DENSITY_SETS, load_table
 from twlib.learn import bounded
 from twlib.scores import network_score
 
-PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published" / "benjumeda2019_debd_bic.csv"
+PUBLISHED = (Path(__file__).resolve().parents[1] / "data" / "published"
+             / "benjumeda2019_debd_bic.csv")
 
 
 def main() -> None:

@@ -34,3 +34,41 @@ def test_cli_sample_then_score(tmp_path, capsys):
 def test_cli_reports_bad_input_without_a_traceback(tmp_path, capsys):
     assert main(["score", str(tmp_path / "absent.csv")]) == 2
     assert "error: no such data file" in capsys.readouterr().err
+
+
+def test_cli_learn_query_info_end_to_end(tmp_path, capsys):
+    import json
+
+    from twlib.inference import JunctionTree
+    from twlib.io import bif
+
+    data, model = tmp_path / "asia.csv", tmp_path / "asia.bif"
+    assert main(["sample", "asia", "3000", "--seed", "1", "--out", str(data)]) == 0
+    assert main(["learn", str(data), "-k", "2", "--time-limit", "10", "--seed", "0",
+                 "--out", str(model)]) == 0
+    report = capsys.readouterr().out
+    assert "tree-width <= 2" in report and "bic" in report
+    net = bif.read(model)
+    assert main(["query", str(model), "--evidence", "smoke=yes", "xray=yes",
+                 "--target", "lung", "bronc", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    exact = JunctionTree(net).posteriors({"smoke": "yes", "xray": "yes"})
+    for target in ("lung", "bronc"):
+        got = [answer["posteriors"][target][s] for s in net.states(target)]
+        assert np.allclose(got, exact[target], atol=1e-12)
+    assert answer["log_probability_of_evidence"] == pytest.approx(
+        JunctionTree(net).log_probability_of_evidence({"smoke": "yes", "xray": "yes"}))
+    assert main(["query", str(model), "--evidence", "smoke=yes"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("log P(evidence)") and "lung: " in text and "smoke: " not in text
+    assert main(["info", str(model)]) == 0
+    info = capsys.readouterr().out
+    assert "8 variables" in info and "(exact)" in info and "junction tree:" in info
+
+
+def test_cli_query_refuses_bad_evidence(capsys):
+    assert main(["query", "asia", "--evidence", "smoke"]) == 2
+    assert "VARIABLE=STATE" in capsys.readouterr().err
+    assert main(["query", "asia", "--evidence", "smoke=perhaps"]) == 2
+    assert "unknown state" in capsys.readouterr().err
+    assert main(["query", "asia", "--target", "weather"]) == 2

@@ -1,5 +1,11 @@
 """Command line: ``python -m twlib ...`` or ``twlib ...``.
 
+    twlib learn DATA -k K --out MODEL.bif [--method auto|bounded|ktree|chow_liu]
+        [--score bic|bdeu|ll] [--ess E] [--time-limit S] [--seed S] [--progress]
+        a network of tree-width <= K from a data file (.csv with a header, or .dat)
+    twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--json]
+        exact posteriors given evidence, and log P(evidence)
+    twlib info MODEL                                    variables, arcs, tree-width, junction tree
     twlib sample NETWORK N [--seed S] [--out FILE]      rows from a BIF file or bnlearn name
     twlib score DATA [--score bdeu|bic|ll] [--ess E] [--max-parents K] [--out FILE]
         parent-set scores of a data file (.csv or GOBNILP .dat) in GOBNILP's score format
@@ -14,12 +20,16 @@ file); 3 over a memory or state budget (:class:`twlib.errors.BudgetExceeded`).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 from . import datasets
 from .data import Dataset
 from .errors import BudgetExceeded, InputError, TwlibError
+from .estimator import METHODS, BoundedTreewidthNetwork
+from .graphs import moral_graph, treewidth_exact, treewidth_upper_bound
 from .inference import JunctionTree
 from .io import bif, dat, uai
 from .io.text import plain_name
@@ -38,6 +48,68 @@ def _data(spec: str) -> Dataset:
     if path.suffix == ".dat":
         return dat.read(path)
     return Dataset.from_csv(path)
+
+
+def _learn(args) -> None:
+    data = _data(args.data)
+    started = time.perf_counter()
+    model = BoundedTreewidthNetwork(k=args.k, method=args.method, criterion=args.score,
+                                    ess=args.ess, time_limit=args.time_limit,
+                                    random_state=args.seed, progress=args.progress).fit(data)
+    bif.write(model.network_, args.out)
+    res = model.result_
+    bound = ("" if res.upper_bound is None
+             else f", upper bound {res.upper_bound:.2f} (gap {res.gap:.2f} %)")
+    print(f"{args.out}: {args.score} {res.score:.2f}, tree-width <= {res.width}{bound}, "
+          f"{time.perf_counter() - started:.1f} s")
+
+
+def _evidence(pairs) -> dict:
+    evidence = {}
+    for pair in pairs or ():
+        name, sep, state = pair.partition("=")
+        if not sep or not name or not state:
+            raise InputError(f"evidence must look like VARIABLE=STATE, got {pair!r}")
+        evidence[name] = state
+    return evidence
+
+
+def _query(args) -> None:
+    net = _network(args.model)
+    evidence = _evidence(args.evidence)
+    tree = JunctionTree(net, max_memory_gb=args.memory_gb)
+    targets = args.target or [v for v in net.variables if v not in evidence]
+    unknown = [t for t in targets if t not in net.variables]
+    if unknown:
+        raise InputError(f"unknown target variables {unknown}")
+    posts, log_pe = tree.posteriors_batch([evidence])
+    answer = {"evidence": evidence, "log_probability_of_evidence": float(log_pe[0]),
+              "posteriors": {t: dict(zip(net.states(t), map(float, posts[t][0])))
+                             for t in targets}}
+    if args.json:
+        print(json.dumps(answer, indent=1))
+        return
+    print(f"log P(evidence) = {answer['log_probability_of_evidence']:.6f}")
+    for t, dist in answer["posteriors"].items():
+        print(f"{t}: " + "  ".join(f"{s}={p:.6f}" for s, p in dist.items()))
+
+
+def _info(args) -> None:
+    net = _network(args.model)
+    moral = moral_graph(net.parent_map())
+    moral.add_nodes_from(net.variables)
+    width, order = treewidth_upper_bound(moral)
+    kind = "min-fill/min-degree upper bound"
+    if len(net.variables) <= 20:
+        width, order = treewidth_exact(moral)
+        kind = "exact"
+    tree = JunctionTree(net, order=order, max_memory_gb=args.memory_gb)
+    entries = sum(p.size for p in tree.potentials)
+    print(f"{net.name}: {len(net.variables)} variables, {len(net.arcs)} arcs, "
+          f"{net.n_parameters} free parameters")
+    print(f"tree-width {width} ({kind}); elimination order: {' '.join(order)}")
+    print(f"junction tree: {len(tree.cliques)} cliques, {entries} table entries, "
+          f"largest {max(p.size for p in tree.potentials)}")
 
 
 def _sample(args) -> None:
@@ -71,6 +143,28 @@ def _uai(args) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="twlib", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
+    le = sub.add_parser("learn", help="learn a network of bounded tree-width from data")
+    le.add_argument("data", help="a .csv (header row) or GOBNILP .dat file")
+    le.add_argument("-k", type=int, required=True, help="tree-width bound")
+    le.add_argument("--out", required=True, help="BIF file to write")
+    le.add_argument("--method", choices=METHODS, default="auto")
+    le.add_argument("--score", choices=SCORES, default="bic")
+    le.add_argument("--ess", type=float, default=1.0)
+    le.add_argument("--time-limit", type=float, default=60.0)
+    le.add_argument("--seed", type=int, default=None)
+    le.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    le.set_defaults(run=_learn)
+    q = sub.add_parser("query", help="exact posteriors of a network given evidence")
+    q.add_argument("model", help="a .bif/.bif.gz file or a bnlearn network name")
+    q.add_argument("--evidence", nargs="*", metavar="VAR=STATE")
+    q.add_argument("--target", nargs="*", help="variables to report (default: all unobserved)")
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--memory-gb", type=float, default=4.0)
+    q.set_defaults(run=_query)
+    i = sub.add_parser("info", help="variables, arcs, tree-width and junction-tree size")
+    i.add_argument("model", help="a .bif/.bif.gz file or a bnlearn network name")
+    i.add_argument("--memory-gb", type=float, default=4.0)
+    i.set_defaults(run=_info)
     s = sub.add_parser("sample", help="draw rows from a network by ancestral sampling")
     s.add_argument("network", help="a .bif/.bif.gz file or a bnlearn network name")
     s.add_argument("n", type=int)

@@ -63,9 +63,9 @@ class BoundedTreewidthNetwork(BaseEstimator):
     (True, 1.0)
     """
 
-    def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic", ess: float = 1.0,
-                 parameter_ess: float | None = 1.0, time_limit: float = 60.0, random_state=None,
-                 progress: bool = False):
+    def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
+                 ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
+                 random_state=None, progress: bool = False):
         self.k = k
         self.method = method
         self.criterion = criterion

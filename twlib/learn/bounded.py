@@ -541,7 +541,8 @@ def _exact_start(data, k, score, ess, deadline):
     pss = ParentSetScores(data, score=score, ess=ess, max_parents=k)
     res = order_graph.dp(pss)
     index = {name: i for i, name in enumerate(data.names)}
-    return {index[v]: tuple(sorted(index[p] for p in ps)) for v, ps in res.parents.items()}, res.score
+    parents = {index[v]: tuple(sorted(index[p] for p in ps)) for v, ps in res.parents.items()}
+    return parents, res.score
 
 
 def _prune_to_width(parents, k, scorer):
@@ -783,7 +784,8 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
                                       name=f"bounded-{k}")
     gap = None
     if bound is not None:
-        gap = 0.0 if status == "optimal" else 100.0 * max(0.0, bound - value) / max(abs(value), 1e-12)
+        gap = (0.0 if status == "optimal"
+               else 100.0 * max(0.0, bound - value) / max(abs(value), 1e-12))
     stats = dict(stats, score=score, seconds=time.perf_counter() - started, k=k)
     if data.n_vars <= DP_MAX_VARS:
         stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
