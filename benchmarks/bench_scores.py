@@ -17,7 +17,7 @@ import numpy as np
 from peers import pgmpy_frame, quiet_import
 
 from twlib import datasets
-from twlib.scores import ParentSetScores, local_score
+from twlib.scores import ParentSetScores
 
 
 def main():

@@ -94,7 +94,7 @@ def chapter_pages(html: Path) -> list:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]] + [c["file"] for part in toc.get("parts", [])
                              for c in part.get("chapters", [])]
-    return [html / (f"index.html" if f == toc["root"] else f"{f}.html") for f in files]
+    return [html / ("index.html" if f == toc["root"] else f"{f}.html") for f in files]
 
 
 def missing_pages(html: Path) -> list:

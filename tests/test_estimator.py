@@ -3,7 +3,6 @@ against exact inference."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError

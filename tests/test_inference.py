@@ -18,7 +18,6 @@ def brute_force(net, evidence):
     names = net.variables
     joint = naive.full_joint(net)
     for v, s in evidence.items():
-        index = [slice(None)] * len(names)
         mask = np.zeros(net.arity(v))
         mask[net.states(v).index(s)] = 1
         shape = [1] * len(names)
