@@ -240,3 +240,20 @@ def test_gibbs_sampler_matches_exact_marginals_and_is_seeded():
     for i, v in enumerate(a.names):
         freq = np.bincount(a.values[:, i], minlength=net.arity(v)) / a.n_rows
         assert np.abs(freq - exact[v]).max() < 0.03
+
+
+def test_junction_tree_as_networkx_is_a_tree_with_running_intersection():
+    import networkx as nx
+
+    from twlib.datasets import load_network
+
+    jt = JunctionTree(load_network("alarm"))
+    g = jt.to_networkx()
+    assert nx.is_tree(g) and g.number_of_nodes() == len(jt.cliques)
+    covered = set().union(*(d["variables"] for _, d in g.nodes(data=True)))
+    assert covered == set(jt.net.variables)
+    for v in jt.net.variables:                     # the cliques holding v are connected
+        holding = [i for i, d in g.nodes(data=True) if v in d["variables"]]
+        assert nx.is_connected(g.subgraph(holding))
+    for i, j, d in g.edges(data=True):
+        assert set(d["separator"]) == set(g.nodes[i]["variables"]) & set(g.nodes[j]["variables"])

@@ -5,13 +5,13 @@
 >>> ds.n_vars
 5
 """
-from . import (counting, data, datasets, errors, graphs, inference, information, io, learn,
-               metrics, network, queries, scores, strength)
+from . import (counting, data, datasets, errors, graphs, inference, information, interop, io,
+               learn, metrics, network, queries, scores, strength)
 from .data import Dataset
 from .estimator import BoundedTreewidthNetwork
 from .network import BayesianNetwork
 
-__all__ = ["Dataset", "BayesianNetwork", "BoundedTreewidthNetwork", "counting", "data", "datasets", "errors", "graphs",
-           "inference",
-           "information", "io", "learn", "metrics", "network", "queries", "scores", "strength"]
+__all__ = ["Dataset", "BayesianNetwork", "BoundedTreewidthNetwork", "counting", "data", "datasets",
+           "errors", "graphs", "inference", "information", "interop", "io", "learn", "metrics",
+           "network", "queries", "scores", "strength"]
 __version__ = "0.1.0"

@@ -1,0 +1,98 @@
+"""pgmpy and pyAgrum models to and from :class:`~twlib.network.BayesianNetwork`, in memory.
+
+State names and CPT axes are preserved: a twlib CPT has the child's axis first,
+then one axis per parent in ``net.parents(v)`` order.  The peers are optional
+(the ``peers`` extra); a missing one raises a :class:`~twlib.errors.WrongType`
+naming the package to install.
+
+>>> from twlib.datasets import load_network
+>>> net = load_network("asia")
+>>> back = from_pgmpy(to_pgmpy(net))
+>>> back.allclose(net)
+True
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from .errors import InputError, WrongType
+from .network import BayesianNetwork
+
+__all__ = ["to_pgmpy", "from_pgmpy", "to_pyagrum", "from_pyagrum"]
+
+
+def _peer(module: str, package: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise WrongType(f"{module} is not installed: pip install {package} "
+                        "(or twlib's 'peers' extra)") from None
+
+
+def to_pgmpy(net: BayesianNetwork):
+    """A ``pgmpy.models.DiscreteBayesianNetwork`` with the same structure, states and CPTs."""
+    models = _peer("pgmpy.models", "pgmpy")
+    factors = _peer("pgmpy.factors.discrete", "pgmpy")
+    model = models.DiscreteBayesianNetwork()
+    model.add_nodes_from(net.variables)
+    model.add_edges_from(net.arcs)
+    for v in net.variables:
+        parents = net.parents(v)
+        table = net.cpt(v).reshape(net.arity(v), -1)
+        model.add_cpds(factors.TabularCPD(
+            v, net.arity(v), table, evidence=parents or None,
+            evidence_card=[net.arity(p) for p in parents] or None,
+            state_names={u: list(net.states(u)) for u in [v] + parents}))
+    model.check_model()
+    return model
+
+
+def from_pgmpy(model, name: str = "pgmpy") -> BayesianNetwork:
+    """A twlib network from a pgmpy discrete Bayesian network with all its CPDs."""
+    variables = list(model.nodes())
+    states, parents, cpts = {}, {}, {}
+    for v in variables:
+        cpd = model.get_cpds(v)
+        if cpd is None:
+            raise InputError(f"the pgmpy model has no CPD for {v!r}")
+        names = list(cpd.variables)                  # child first, then evidence
+        states[v] = [str(s) for s in cpd.state_names[v]]
+        parents[v] = names[1:]
+        cpts[v] = np.asarray(cpd.values, dtype=float)
+    return BayesianNetwork(variables, states, parents, cpts, name=name)
+
+
+def to_pyagrum(net: BayesianNetwork):
+    """A ``pyagrum.BayesNet`` with the same structure, labels and CPTs."""
+    gum = _peer("pyagrum", "pyagrum")
+    bn = gum.BayesNet(net.name)
+    for v in net.variables:
+        bn.add(gum.LabelizedVariable(v, v, list(net.states(v))))
+    for u, v in net.arcs:
+        bn.addArc(u, v)
+    for v in net.variables:
+        parents = net.parents(v)
+        cpt = net.cpt(v)
+        for index in np.ndindex(*cpt.shape[1:]):
+            where = {p: net.states(p)[i] for p, i in zip(parents, index)}
+            bn.cpt(v)[where] = cpt[(slice(None),) + index].tolist()
+    return bn
+
+
+def from_pyagrum(bn, name: str | None = None) -> BayesianNetwork:
+    """A twlib network from a ``pyagrum.BayesNet``."""
+    variables = [bn.variable(i).name() for i in sorted(bn.nodes())]     # in insertion order
+    states, parents, cpts = {}, {}, {}
+    for v in variables:
+        var = bn.variableFromName(v)
+        states[v] = [var.label(i) for i in range(var.domainSize())]
+        parents[v] = [u.name() for u in bn.cpt(v).variablesSequence()[1:]]
+        cpt = np.empty([len(states[v])] + [bn.variableFromName(p).domainSize()
+                                          for p in parents[v]])
+        for index in np.ndindex(*cpt.shape[1:]):
+            where = {p: int(i) for p, i in zip(parents[v], index)}
+            cpt[(slice(None),) + index] = bn.cpt(v)[where]
+        cpts[v] = cpt
+    return BayesianNetwork(variables, states, parents, cpts, name=name or "pyagrum")
