@@ -16,8 +16,8 @@ from twlib.datasets import load_network
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded import (_filled, _improve_window, _min_fill, _moral_bits, _reaches,
-                                 _width_along)
+from twlib.learn.bounded import (_filled, _improve_window, _min_fill, _moral_bits, _parent_rows,
+                                 _reaches, _width_along)
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
 
@@ -30,13 +30,6 @@ def _random_dag(rng, n, k):
         size = rng.integers(0, min(k, i) + 1)
         parents[int(v)] = sorted(int(u) for u in rng.choice(earlier, size, replace=False))
     return parents
-
-
-def _pa_rows(parents, n, k):
-    pa = np.full((n, max(k, 1)), -1, dtype=np.int64)
-    for v, ps in parents.items():
-        pa[v, :len(ps)] = ps
-    return pa
 
 
 def _bits_to_graph(adj, n):
@@ -56,7 +49,7 @@ def test_kernels_match_networkx(n, k, seed):
     parents = _random_dag(rng, n, k)
     moral = moral_graph(parents)
     moral.add_nodes_from(range(n))
-    adj = _moral_bits(_pa_rows(parents, n, k), (n + 63) // 64)
+    adj = _moral_bits(_parent_rows(parents, k), (n + 63) // 64)
     assert nx.utils.graphs_equal(_bits_to_graph(adj, n), moral)
     order = [int(v) for v in rng.permutation(n)]
     true_width = elimination_width(moral, order)
@@ -70,7 +63,7 @@ def test_kernels_match_networkx(n, k, seed):
     g = nx.DiGraph((u, v) for v, ps in parents.items() for u in ps)
     g.add_nodes_from(range(n))
     a, b = (int(x) for x in rng.integers(0, n, 2))
-    assert _reaches(_pa_rows(parents, n, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
+    assert _reaches(_parent_rows(parents, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
 
 
 def _min_fill_twin(graph: nx.Graph, k: int):
@@ -103,7 +96,7 @@ def test_min_fill_kernel_equals_its_twin(n, k, seed):
     parents = _random_dag(rng, n, 3)
     moral = moral_graph(parents)
     moral.add_nodes_from(range(n))
-    order, width = _min_fill(_moral_bits(_pa_rows(parents, n, 3), (n + 63) // 64), k)
+    order, width = _min_fill(_moral_bits(_parent_rows(parents, 3), (n + 63) // 64), k)
     twin_order, twin_width = _min_fill_twin(moral, k)
     assert width == twin_width
     if width <= k:
@@ -112,7 +105,7 @@ def test_min_fill_kernel_equals_its_twin(n, k, seed):
 
 def test_width_check_stops_early_above_k():
     clique = {v: list(range(v)) for v in range(6)}        # moral graph K6: width 5
-    adj = _moral_bits(_pa_rows(clique, 6, 5), 1)
+    adj = _moral_bits(_parent_rows(clique, 5), 1)
     assert _width_along(adj, np.arange(6), 5) == 5
     assert _width_along(adj, np.arange(6), 2) > 2
     assert _min_fill(adj, 2)[1] == 3                      # k + 1: nothing fits
@@ -260,8 +253,8 @@ def test_window_keeps_certificate_and_acyclicity(n, k, size, seed):
     assert gain >= 0 and np.isclose(after, before + gain)
     g = nx.DiGraph((u, v) for v, ps in enumerate(new) for u in ps)
     assert nx.is_directed_acyclic_graph(g)
-    new_adj = _moral_bits(_pa_rows(dict(enumerate(new)), n, k), 1)
-    hull = _filled(_moral_bits(_pa_rows(parents, n, k), 1), order)
+    new_adj = _moral_bits(_parent_rows(new, k), 1)
+    hull = _filled(_moral_bits(_parent_rows(parents, k), 1), order)
     assert np.all(new_adj & ~hull == 0)                  # the moral graph stays inside H
     assert _width_along(new_adj, order, n) <= k
 

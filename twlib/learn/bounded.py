@@ -79,6 +79,15 @@ def _moral_bits(pa, n_words):
     return adj
 
 
+def _parent_rows(parents, k):
+    """Parent lists (a sequence, or a dict keyed 0..n-1) as the kernels' rows, -1 padded."""
+    items = parents.items() if isinstance(parents, dict) else enumerate(parents)
+    pa = np.full((len(parents), k), -1, dtype=np.int64)
+    for v, ps in items:
+        pa[v, :len(ps)] = ps
+    return pa
+
+
 @nb.njit(cache=True)
 def _alive_neighbours(adj, alive, v, out):
     """Neighbours of ``v`` among the ``alive`` vertices into ``out``; return their number."""
@@ -217,7 +226,6 @@ def _reaches(pa, source, target, skip_child, skip_parent):
     n = pa.shape[0]
     seen = np.zeros(n, dtype=np.bool_)
     stack = np.empty(n, dtype=np.int64)
-    top = 0
     stack[0] = target
     top = 1
     seen[target] = True
@@ -479,9 +487,7 @@ def _improve_window(parents, order, k, scorer, size, rng, cap=4000):
     Returns the new parent list and the gain (>= 0).
     """
     n = len(parents)
-    pa = np.full((n, k), -1, dtype=np.int64)
-    for v, ps in enumerate(parents):
-        pa[v, :len(ps)] = ps
+    pa = _parent_rows(parents, k)
     nbrs = _neighbours(_filled(_moral_bits(pa, (n + 63) // 64), order), n)
     start = int(rng.integers(n))
     window, pool = [start], set(nbrs[start])
@@ -552,10 +558,7 @@ def _prune_to_width(parents, k, scorer):
     names = list(range(n))
     parents = {v: list(ps) for v, ps in parents.items()}
     while True:
-        pa = np.full((n, k), -1, dtype=np.int64)
-        for v, ps in parents.items():
-            pa[v, :len(ps)] = ps
-        order, width = _min_fill(_moral_bits(pa, (n + 63) // 64), k)
+        order, width = _min_fill(_moral_bits(_parent_rows(parents, k), (n + 63) // 64), k)
         if width > k:                   # min-fill only bounds the width from above
             moral = moral_graph({v: parents[v] for v in names})
             moral.add_nodes_from(names)
