@@ -66,3 +66,8 @@ def test_twlib_data_is_searched_first_and_the_bundle_stays_behind_it(monkeypatch
     assert datasets.load_table("zoo").n_rows == 30                 # the override's copy
     assert datasets.load_table("car").n_rows == 1728               # the bundled copy
     assert datasets.load_network("asia").variables[0] == "asia"
+
+
+def test_data_file_falls_back_to_the_bundled_gz(monkeypatch):
+    monkeypatch.delenv("TWLIB_DATA", raising=False)
+    assert datasets.data_file("uci/zoo/zoo.data").name == "zoo.data.gz"
