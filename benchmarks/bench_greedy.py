@@ -33,13 +33,13 @@ def main():
     t0 = time.perf_counter()
     pss = ParentSetScores(ds, score="bic", max_parents=3)
     t_scores = time.perf_counter() - t0
-    greedy.order_search(pss, restarts=2, max_iter=2, random_state=0)     # compile outside the timing
+    greedy.order_search(pss, restarts=2, max_swaps=2, random_state=0)     # compile outside the timing
     print(f"alarm, {args.rows} rows, BIC, <= 3 parents: parent-set table {t_scores:.2f} s "
           f"({len(pss)} sets kept)")
     ours = {}
     for init in (["random"] if args.quick else list(greedy.INITS)):
         t0 = time.perf_counter()
-        res = greedy.order_search(pss, init=init, restarts=args.restarts, max_iter=100,
+        res = greedy.order_search(pss, init=init, restarts=args.restarts, max_swaps=100,
                                   random_state=0)
         ours[init] = (time.perf_counter() - t0, res)
         f = res.stats["final_scores"]

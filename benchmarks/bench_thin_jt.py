@@ -40,7 +40,7 @@ def main():
     out = []
     for search in ("lazy", "binary"):
         t0 = time.perf_counter()
-        jt = thin_jt.learn(train, k, q=args.q, search=search)
+        jt = thin_jt.learn(train, k, q=args.q, search=search).model
         seconds = time.perf_counter() - t0
         out.append({"search": search, "seconds": round(seconds, 1),
                     "delta": round(jt.stats["delta"], 4), "hyper-edges": jt.stats["strengths"],

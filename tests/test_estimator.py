@@ -109,11 +109,18 @@ def test_array_csv_and_dataset_learn_alike(frame, tmp_path):
     assert from_array.score_samples(numeric.to_numpy()[:3]).shape == (3,)
 
 
-@pytest.mark.parametrize("method, k", [("ktree", 2), ("chow_liu", 1), ("bounded", 2)])
+@pytest.mark.parametrize("method, k", [("ktree", 2), ("chow_liu", 1), ("bounded", 2),
+                                      ("lpacjt", 2), ("order_graph", 2)])
 def test_every_method(frame, method, k):
     model = BoundedTreewidthNetwork(k=k, method=method, time_limit=10, random_state=0)
     model.fit(frame)
-    assert model.width_ <= k and np.isfinite(model.score(frame))
+    moral = twlib.graphs.moral_graph(model.network_.parent_map())
+    assert twlib.graphs.elimination_width(moral, model.elimination_order_) == model.width_
+    assert model.junction_tree().width == model.width_ and np.isfinite(model.score(frame))
+    if method == "order_graph":          # k bounds the in-degree; the width is measured
+        assert max(map(len, model.network_.parent_map().values())) <= k
+    else:
+        assert model.width_ <= k
 
 
 def test_bad_input_is_named(fitted, frame):

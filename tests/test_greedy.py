@@ -34,7 +34,7 @@ def test_incremental_swaps_equal_full_reevaluation(seed, n_vars):
     ds = random_dataset(seed, n_vars=n_vars, n_rows=150, max_arity=3)
     pss = ParentSetScores(ds, score="bic", max_parents=3)
     order = np.random.default_rng(seed).permutation(n_vars)
-    res = greedy.order_search(pss, init=order[None, :], max_iter=20)
+    res = greedy.order_search(pss, init=order[None, :], max_swaps=20)
     expected, iterations = full_swap_search(pss, order, 20)
     assert res.score == pytest.approx(expected, abs=1e-9)
     assert res.stats["iterations"][0] == iterations
@@ -44,7 +44,7 @@ def test_incremental_swaps_equal_full_reevaluation(seed, n_vars):
 def test_every_run_gives_an_acyclic_network_with_its_reported_score(init):
     ds = random_dataset(3, n_vars=9, n_rows=400)
     pss = ParentSetScores(ds, score="bdeu", max_parents=3)
-    res = greedy.order_search(pss, init=init, restarts=30, max_iter=50, random_state=1)
+    res = greedy.order_search(pss, init=init, restarts=30, max_swaps=50, random_state=1)
     topological_order(res.parents)
     assert network_score(ds, res.parents, "bdeu") == pytest.approx(res.score, abs=1e-9)
     optimum = og.dp(pss).score
@@ -150,6 +150,6 @@ def test_more_than_64_variables_use_several_mask_words():
         expected += max(s for ps, s in pss.sets(v) if set(ps) <= placed)
         placed.add(v)
     assert score == pytest.approx(expected)
-    res = greedy.order_search(pss, restarts=3, max_iter=30, random_state=0)
+    res = greedy.order_search(pss, restarts=3, max_swaps=30, random_state=0)
     assert res.score == pytest.approx(network_score(ds, res.parents, "bic"))
     topological_order(res.parents)

@@ -103,7 +103,7 @@ def sample_from_ktree(n, k, rows, seed, noise=0.05):
 def test_lpacjt_recovers_a_strongly_connected_junction_tree(n, k, search, select):
     from twlib import graphs
     ds, truth = sample_from_ktree(n, k, 5000, seed=1)
-    jt = thin_jt.learn(ds, k, search=search, select=select)
+    jt = thin_jt.learn(ds, k, search=search, select=select).model
     assert {tuple(sorted(c)) for c in jt.cliques} == truth
     assert jt.width == k and graphs.has_running_intersection(jt.cliques, jt.edges)
     assert all(len(s) == k for s in jt.separators)
@@ -112,7 +112,7 @@ def test_lpacjt_recovers_a_strongly_connected_junction_tree(n, k, search, select
 def test_projection_is_a_normalised_distribution_and_matches_inference():
     from twlib.inference import JunctionTree
     ds, _ = sample_from_ktree(6, 2, 400, seed=3)
-    jt = thin_jt.learn(ds, 2, alpha=2.0)
+    jt = thin_jt.learn(ds, 2, ess=2.0).model
     states = [np.arange(2)] * 6
     grid = np.array(list(itertools.product(*states)))
     from twlib import Dataset
@@ -139,8 +139,8 @@ def test_bad_input_is_named():
         thin_jt.learn(ds, 4)
     with pytest.raises(ValueError, match="search"):
         thin_jt.learn(ds, 1, search="exhaustive")
-    with pytest.raises(ValueError, match="alpha"):
-        thin_jt.learn(ds, 1, alpha=0)
+    with pytest.raises(ValueError, match="ess must be positive"):
+        thin_jt.learn(ds, 1, ess=0)
     with pytest.raises(ValueError, match="select"):
         thin_jt.learn(ds, 1, select="best")
     with pytest.raises(ValueError, match="at most 62 variables"):
@@ -149,10 +149,22 @@ def test_bad_input_is_named():
 
 def test_likelihood_selection_fits_the_training_data_at_least_as_well():
     ds = random_dataset(7, n_vars=9, n_rows=400, max_arity=3)
-    chosen = thin_jt.learn(ds, 2, alpha=1e-9)
-    last = thin_jt.learn(ds, 2, alpha=1e-9, select="threshold")
+    chosen = thin_jt.learn(ds, 2, ess=1e-9)
+    last = thin_jt.learn(ds, 2, ess=1e-9, select="threshold")
     assert chosen.stats["trees_seen"] >= 1
-    assert chosen.log_likelihood(ds) >= last.log_likelihood(ds) - 1e-6
+    assert chosen.score >= last.score - 1e-6
+
+
+@pytest.mark.parametrize("seed, k", [(0, 1), (1, 2), (2, 3)])
+def test_the_result_network_is_the_junction_tree_distribution(seed, k):
+    from twlib import graphs
+    ds = random_dataset(seed, n_vars=8, n_rows=300, max_arity=3)
+    res = thin_jt.learn(ds, k)
+    jt, net = res.model, res.network
+    assert np.allclose(net.log_likelihood(ds, per_row=True), jt.log_likelihood(ds, per_row=True))
+    assert res.score == pytest.approx(jt.log_likelihood(ds))
+    moral = graphs.moral_graph(net.parent_map())
+    assert graphs.elimination_width(moral, res.elimination_order) <= k == res.width
 
 
 @settings(max_examples=30, deadline=None)

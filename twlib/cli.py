@@ -1,6 +1,6 @@
 """Command line: ``python -m twlib ...`` or ``twlib ...``.
 
-    twlib learn DATA -k K --out MODEL.bif [--method auto|bounded|ktree|chow_liu]
+    twlib learn DATA -k K --out MODEL.bif [--method auto|bounded|ktree|chow_liu|lpacjt|order_graph]
         [--score bic|bdeu|ll] [--ess E] [--time-limit S] [--seed S] [--progress]
         a network of tree-width <= K from a data file (.csv with a header, or .dat)
     twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--json]

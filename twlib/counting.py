@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import BudgetExceeded, InputError
 
-__all__ = ["Counts", "count", "joint_keys", "DENSE_FACTOR"]
+__all__ = ["Counts", "count", "joint_keys", "dense_limit", "DENSE_FACTOR"]
 
 DENSE_FACTOR = 4
 
@@ -128,6 +128,16 @@ def joint_keys(values, cols, arities) -> np.ndarray:
     return _keys_kernel(values, cols, arities)
 
 
+def dense_limit(n_rows: int, dense_factor: float = DENSE_FACTOR) -> int:
+    """The largest joint space counted in a dense table for ``n_rows`` rows: a
+    table of that size costs about as much as sorting the rows' keys.
+
+    >>> dense_limit(10), dense_limit(100_000)
+    (4096, 400000)
+    """
+    return int(dense_factor * max(n_rows, 1024))
+
+
 def count(values, cols, arities, dense_factor: float = DENSE_FACTOR) -> Counts:
     """Count every joint state of the columns ``cols`` over all rows.
 
@@ -139,7 +149,7 @@ def count(values, cols, arities, dense_factor: float = DENSE_FACTOR) -> Counts:
     arities : sequence of int
         Number of states of each of those columns.
     dense_factor : float
-        Dense output when ``prod(arities) <= dense_factor * max(n_rows, 1024)``.
+        Dense output when ``prod(arities) <= dense_limit(n_rows, dense_factor)``.
 
     Examples
     --------
@@ -150,7 +160,7 @@ def count(values, cols, arities, dense_factor: float = DENSE_FACTOR) -> Counts:
     values, cols, arities = _checked(values, cols, arities)
     size = int(np.prod(arities, dtype=np.int64))
     n = values.shape[0]
-    if size <= dense_factor * max(n, 1024):
+    if size <= dense_limit(n, dense_factor):
         dense = _dense_kernel(values, cols, arities, size)
         return Counts(tuple(cols.tolist()), tuple(arities.tolist()), n, dense=dense)
     keys = np.sort(_keys_kernel(values, cols, arities))

@@ -9,13 +9,14 @@ from sklearn.utils.validation import check_is_fitted
 from .data import Dataset, as_dataset, code_dtype
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
-from .learn import bounded, chow_liu, ktree
+from .graphs import moral_graph, treewidth_upper_bound
+from .learn import bounded, chow_liu, ktree, order_graph, thin_jt
 from .network import BayesianNetwork
 
 __all__ = ["BoundedTreewidthNetwork", "METHODS"]
 
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
-METHODS = ("auto", "bounded", "ktree", "chow_liu")
+METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph")
 
 
 class BoundedTreewidthNetwork(BaseEstimator):
@@ -26,23 +27,29 @@ class BoundedTreewidthNetwork(BaseEstimator):
     ----------
     k : int
         Tree-width bound.
-    method : {"auto", "bounded", "ktree", "chow_liu"}
+    method : {"auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph"}
         ``"auto"`` and ``"bounded"``: :func:`twlib.learn.bounded.learn`, the best
         learner of the library; ``"ktree"``: Nie et al.'s k-tree guided search
-        (Chapter 3); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``).
+        (Chapter 3); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``);
+        ``"lpacjt"``: Chechetka & Guestrin's thin junction tree of width k
+        (Chapter 6, at most 62 variables; its network has the tree's
+        distribution); ``"order_graph"``: the exact optimum with at most ``k``
+        parents per variable (Chapter 4, about 25 variables at most) -- the one
+        method whose tree-width is measured (``width_``), not bounded.
     criterion : {"bic", "bdeu", "ll"}
         The structure score the learner maximises (its ``score=``; the name
         ``score`` is taken by :meth:`score`, as in scikit-learn).
     ess : float
         BDeu equivalent sample size of the structure score.
     parameter_ess : float or None
-        BDeu prior of the CPTs (None: maximum likelihood; ``"bounded"`` only,
-        the others keep their own estimators).
+        BDeu prior of the CPTs (None: maximum likelihood) for ``"bounded"``, and
+        the pseudo-count of ``"lpacjt"``'s marginals; the others keep their own
+        estimators.
     time_limit : float
         Seconds for the search.
     random_state : int, optional
     progress : bool
-        A progress bar while learning (``"bounded"`` and ``"ktree"``).
+        A progress bar while learning (``"bounded"``, ``"ktree"``, ``"lpacjt"``).
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -89,10 +96,18 @@ class BoundedTreewidthNetwork(BaseEstimator):
             res = ktree.learn(data, self.k, score=self.criterion, ess=self.ess,
                               time_limit=self.time_limit, random_state=self.random_state,
                               progress=self.progress)
-        else:
+        elif self.method == "chow_liu":
             if self.k != 1:
                 raise InputError(f"a Chow-Liu tree has tree-width 1; got k={self.k}")
             res = chow_liu.learn(data, score=self.criterion, ess=self.ess)
+        elif self.method == "lpacjt":
+            if self.parameter_ess is None:
+                raise InputError("lpacjt smooths its marginals: parameter_ess must be > 0")
+            res = thin_jt.learn(data, self.k, ess=self.parameter_ess, progress=self.progress)
+        else:
+            res = order_graph.learn(data, score=self.criterion, ess=self.ess, max_parents=self.k)
+            res.width, res.elimination_order = treewidth_upper_bound(
+                moral_graph(res.network.parent_map()))
         self.result_ = res
         self.network_: BayesianNetwork = res.network
         self.score_ = res.score

@@ -14,14 +14,18 @@ import numpy as np
 from .errors import InputError, ZeroEvidenceError
 from .network import BayesianNetwork
 
-__all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "cpt_factor"]
+__all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "cpt_factor", "labelled_einsum"]
 
 
-def _einsum(*args):
+def labelled_einsum(*args):
     """``np.einsum`` in sublist form with arbitrary hashable labels.
 
     numpy accepts at most 52 distinct integer labels per call; each call here
     relabels the ones it uses, so networks of any size work.
+
+    >>> a, b = np.ones((2, 3)), np.ones(3)
+    >>> labelled_einsum(a, ["rain", "wind"], b, ["wind"], ["rain"]).tolist()
+    [3.0, 3.0]
     """
     *pairs, out = args
     local = {}
@@ -54,7 +58,7 @@ class Factor:
 
     def __mul__(self, other: "Factor") -> "Factor":
         out = tuple(dict.fromkeys(self.variables + other.variables))
-        return Factor(out, _einsum(self.values, list(self.variables),
+        return Factor(out, labelled_einsum(self.values, list(self.variables),
                                    other.values, list(other.variables), list(out)))
 
     def marginalize(self, variables) -> "Factor":

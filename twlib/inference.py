@@ -24,7 +24,7 @@ import numba as nb
 import numpy as np
 
 from .errors import BudgetExceeded, InputError, UnknownName
-from .factors import Factor, FactorModel, ZeroEvidenceError, _einsum, cpt_factor
+from .factors import Factor, FactorModel, ZeroEvidenceError, labelled_einsum, cpt_factor
 from .graphs import clique_tree, elimination_order, moral_graph
 from .network import BayesianNetwork
 
@@ -142,7 +142,7 @@ class JunctionTree:
             scope = set(f.variables)
             i = min((i for i, c in enumerate(cliques) if scope <= set(c)),
                     key=lambda i: len(cliques[i]))
-            p = _einsum(potentials[i], list(cliques[i]), f.values, list(f.variables),
+            p = labelled_einsum(potentials[i], list(cliques[i]), f.values, list(f.variables),
                         list(cliques[i]))
             peak = p.max()
             if peak > 0:
@@ -420,7 +420,7 @@ def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: fl
                 for u in f.variables:
                     if u != v:
                         ops += [to_fac[k, u], [u]]
-                m = _einsum(*ops, [v])
+                m = labelled_einsum(*ops, [v])
                 total = m.sum()
                 m = m / total if total > 0 else np.full(arity[v], 1.0 / arity[v])
                 new[k, v] = damping * to_var[k, v] + (1 - damping) * m

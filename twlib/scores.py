@@ -21,6 +21,7 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 
+from .counting import dense_limit
 from .data import Dataset
 from .errors import FormatError, InputError, UnknownName
 
@@ -118,9 +119,9 @@ def _family_from_sorted_keys(keys, q, r, kind, ess, n):
 
 
 @nb.njit(cache=True)
-def _count_child(keys, child_values, q, r, kind, ess, n, dense_limit):
+def _count_child(keys, child_values, q, r, kind, ess, n, max_dense):
     """Score of a family from the parents' joint keys and the child's column."""
-    if q * r <= dense_limit:
+    if q * r <= max_dense:
         c = np.zeros(q * r, dtype=np.int64)
         for i in range(n):
             c[keys[i] * r + child_values[i]] += 1
@@ -147,14 +148,14 @@ def _parent_keys(values_t, arities, parents):
 
 
 @nb.njit(cache=True)
-def _family_score(values_t, arities, child, parents, kind, ess, dense_limit):
+def _family_score(values_t, arities, child, parents, kind, ess, max_dense):
     keys, q = _parent_keys(values_t, arities, parents)
     return _count_child(keys, values_t[child], q, arities[child], kind, ess, keys.shape[0],
-                        dense_limit)
+                        max_dense)
 
 
 @nb.njit(parallel=True, cache=True)
-def _scores_by_parent_set(values_t, arities, parent_sets, todo, kind, ess, dense_limit):
+def _scores_by_parent_set(values_t, arities, parent_sets, todo, kind, ess, max_dense):
     """Scores of (child c, parent_sets[t]) for every (t, c) with todo[t, c]; NaN elsewhere.
 
     The parents' joint keys are computed once per parent set and shared by all
@@ -179,12 +180,12 @@ def _scores_by_parent_set(values_t, arities, parent_sets, todo, kind, ess, dense
         for c in range(n_vars):
             if todo[t, c]:
                 out[t, c] = _count_child(keys, values_t[c], q, arities[c], kind, ess, n,
-                                         dense_limit)
+                                         max_dense)
     return out
 
 
 @nb.njit(parallel=True, cache=True)
-def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess, dense_limit):
+def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess, max_dense):
     """Scores of ``child`` given ``parents`` plus ``extra[t]``, for every t.
 
     The joint keys of ``parents`` are computed once and extended per candidate.
@@ -198,7 +199,7 @@ def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess,
         for i in range(n):
             keys[i] = base[i] * arities[u] + values_t[u, i]
         out[t] = _count_child(keys, values_t[child], q * arities[u], arities[child], kind, ess,
-                              n, dense_limit)
+                              n, max_dense)
     return out
 
 
@@ -214,10 +215,6 @@ def _first_subset(masks, cand):
         if ok:
             return t
     return -1
-
-
-def _dense_limit(n_rows: int) -> int:
-    return 4 * max(n_rows, 1024)
 
 
 # --------------------------------------------------------------------------- API
@@ -238,7 +235,7 @@ def local_score(data: Dataset, child, parents=(), score: str = "bic", ess: float
         raise InputError(f"repeated parents in {list(parents)}")
     values_t = data.columns
     return float(_family_score(values_t, data.arities, c, p, kind, float(ess),
-                               _dense_limit(data.n_rows)))
+                               dense_limit(data.n_rows)))
 
 
 def network_score(data: Dataset, parents: dict, score: str = "bic", ess: float = 1.0) -> float:
@@ -278,7 +275,7 @@ class FamilyScorer:
         self.data = data
         self._values_t = data.columns
         self._arities = np.asarray(data.arities, dtype=np.int64)
-        self._dense = _dense_limit(data.n_rows)
+        self._dense = dense_limit(data.n_rows)
         self._cache: dict = {}
         self._rows: dict = {}
         self._row_entries = 0
@@ -496,7 +493,7 @@ class ParentSetScores:
             for row, children in enumerate(sets.values()):
                 todo[row, children] = True
             scores = _scores_by_parent_set(values_t, data.arities, combos, todo, self.kind,
-                                           self.ess, _dense_limit(data.n_rows))
+                                           self.ess, dense_limit(data.n_rows))
             for row, (t, children) in enumerate(sets.items()):
                 for v in children:
                     found[v][t] = scores[row, v]
@@ -534,7 +531,7 @@ class ParentSetScores:
         n_vars, n = values_t.shape
         binom = _binomials(n_vars, self.max_parents)
         log_pen = 0.5 * math.log(n) * (arities - 1)
-        dense_limit = _dense_limit(n)
+        max_dense = dense_limit(n)
         found = [([], []) for _ in range(n_vars)]
         combos = np.zeros((1, 0), dtype=np.int64)
         prev = None                                    # (sorted ranks, rows, alive, best)
@@ -560,7 +557,7 @@ class ParentSetScores:
                 q = np.prod(arities[combos], axis=1)
                 todo = valid & (-(np.outer(q, log_pen)) > best_sub)
             scores = _scores_by_parent_set(values_t, arities, combos, todo, self.kind,
-                                           self.ess, dense_limit)
+                                           self.ess, max_dense)
             self.stats["scored"] += int(todo.sum())
             keep = todo.copy()
             if "subset" in rules:

@@ -29,7 +29,7 @@ def chow_liu_tree(data: Dataset, mi: np.ndarray | None = None):
     return maximum_spanning_tree(mi, names=data.names)
 
 
-def learn(data: Dataset | pd.DataFrame, root=None, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bdeu", ess: float = 1.0,
           estimator: str = "bdeu") -> LearnResult:
     """Learn a Chow-Liu tree network.
 

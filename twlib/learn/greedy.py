@@ -12,6 +12,8 @@ Initial orders (:func:`initial_orders`): uniformly random; DFS-based on the grap
 ``G-bar`` after removing an approximate minimum-cost feedback arc set whose arc
 weights are the score each parent contributes.
 
+:func:`learn` takes data and runs :func:`order_search` on its scored parent sets.
+
 Restarts run in parallel (numba ``prange``) and are reproducible for a given
 ``random_state`` whatever the number of threads: every restart's initial order
 is drawn up front from its own seed.
@@ -24,14 +26,16 @@ import time
 import networkx as nx
 import numba as nb
 import numpy as np
+import pandas as pd
 
+from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import topological_order
 from ..scores import ParentSetScores, local_score
 from .result import LearnResult, fit_to_scores
 
-__all__ = ["order_search", "initial_orders", "order_network", "best_parent_graph",
-           "fas_weights", "min_cost_fas", "hill_climb", "INITS"]
+__all__ = ["learn", "order_search", "initial_orders", "order_network", "best_parent_graph",
+           "fas_weights", "min_cost_fas", "hill_climb", "swap_climb", "INITS"]
 
 INITS = ("random", "dfs", "fas")
 _ONE = np.uint64(1)
@@ -86,10 +90,12 @@ def _order_locals(order, masks, costs, offsets):
 
 
 @nb.njit(cache=True)
-def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory):
-    """Swap-adjacent descent on one order (in place).  Returns the iterations used.
-
-    ``trajectory[t]`` receives the cost after t iterations (t = 0 .. max_iter).
+def swap_climb(order, masks, costs, offsets, max_swaps, best_improvement, trajectory):
+    """The compiled climb of :func:`order_search`: swap-adjacent descent on one
+    order (in place), with the kept parent sets flattened as ``order_search``
+    does (``masks``, ``costs`` = negated scores, ``offsets`` per variable).
+    Returns the swaps made; ``trajectory[t]`` receives the cost after t swaps
+    (t = 0 .. max_swaps).
     """
     n = order.shape[0]
     local = _order_locals(order, masks, costs, offsets)
@@ -97,7 +103,7 @@ def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory)
     total = local.sum()
     trajectory[0] = total
     it = 0
-    while it < max_iter:
+    while it < max_swaps:
         best_gain = 0.0
         best_i = -1
         best_a = 0.0
@@ -130,13 +136,13 @@ def _climb(order, masks, costs, offsets, max_iter, best_improvement, trajectory)
 
 
 @nb.njit(parallel=True, cache=True)
-def _climb_batch(orders, masks, costs, offsets, max_iter, best_improvement):
+def _climb_batch(orders, masks, costs, offsets, max_swaps, best_improvement):
     restarts = orders.shape[0]
     iterations = np.zeros(restarts, dtype=np.int64)
-    trajectories = np.empty((restarts, max_iter + 1))
+    trajectories = np.empty((restarts, max_swaps + 1))
     for r in nb.prange(restarts):
-        iterations[r] = _climb(orders[r], masks, costs, offsets, max_iter, best_improvement,
-                               trajectories[r])
+        iterations[r] = swap_climb(orders[r], masks, costs, offsets, max_swaps,
+                                   best_improvement, trajectories[r])
     return iterations, trajectories
 
 
@@ -336,8 +342,8 @@ def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
 
 
 # ---------------------------------------------------------------------- search
-def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
-                 max_iter: int = 100, strategy: str = "best", random_state=None,
+def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
+                 max_swaps: int = 100, strategy: str = "best", random_state=None,
                  allowed=None) -> LearnResult:
     """Order-based greedy search with restarts (Perez Urcia & Maua 2015).
 
@@ -345,8 +351,9 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     ----------
     pss : ParentSetScores
     init : {"random", "dfs", "fas"} or array (restarts, n) of orders
-    restarts, max_iter : int
-        Number of independent runs, and swap iterations per run (K).
+    restarts, max_swaps : int
+        Number of independent runs (the outer loop), and swap iterations per
+        run (the paper's K).
     strategy : {"best", "first"}
         Best-improvement (scan all n-1 swaps, take the best) or first-improvement.
     allowed : callable(var, parents) -> bool, optional
@@ -358,7 +365,7 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     LearnResult
         The best run's network.  ``stats`` holds per-restart ``initial_scores``,
         ``final_scores``, ``iterations``, the score ``trajectories`` (restarts x
-        max_iter+1) and ``upper_bound`` (the score of G-bar).
+        max_swaps+1) and ``upper_bound`` (the score of G-bar).
 
     >>> from twlib.datasets import load_sklearn
     >>> pss = ParentSetScores(load_sklearn("wine"), "bic", max_parents=2)
@@ -369,8 +376,8 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     started = time.perf_counter()
     if strategy not in ("best", "first"):
         raise InputError(f"strategy must be 'best' or 'first', got {strategy!r}")
-    if max_iter < 0 or restarts < 1:
-        raise InputError("restarts must be >= 1 and max_iter >= 0")
+    if max_swaps < 0 or restarts < 1:
+        raise InputError("restarts must be >= 1 and max_swaps >= 0")
     if isinstance(init, str):
         orders = initial_orders(pss, init, restarts, random_state)
     else:
@@ -379,7 +386,7 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     masks, costs, offsets = _flat(pss, allowed)
     initial = np.array([-_order_locals(o, masks, costs, offsets).sum() for o in orders])
     final_orders = orders.copy()
-    iterations, trajectories = _climb_batch(final_orders, masks, costs, offsets, int(max_iter),
+    iterations, trajectories = _climb_batch(final_orders, masks, costs, offsets, int(max_swaps),
                                             strategy == "best")
     finals = -trajectories[:, -1]
     best = int(np.argmax(finals))
@@ -396,8 +403,31 @@ def order_search(pss: ParentSetScores, init="random", restarts: int = 100,
     return LearnResult(network=network, score=score, status=status, stats=stats, parents=parents)
 
 
+def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
+          max_parents: int = 3, init: str = "fas", restarts: int = 100, max_swaps: int = 100,
+          strategy: str = "best", random_state=None) -> LearnResult:
+    """Order-based greedy search from data (Perez Urcia & Maua 2015).
+
+    ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
+    :func:`twlib.data.as_dataset`).  Scores the candidate parent sets of
+    in-degree at most ``max_parents`` (:class:`~twlib.scores.ParentSetScores`),
+    then runs :func:`order_search` with the other options.  The tree-width is
+    not bounded: see :func:`twlib.learn.bounded.learn` for that.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("wine"), max_parents=2, restarts=5, random_state=0)
+    >>> res.score <= res.stats["upper_bound"], res.stats["init"]
+    (True, 'fas')
+    """
+    if init not in INITS:
+        raise InputError(f"init must be one of {INITS}, got {init!r}")
+    pss = ParentSetScores(as_dataset(data), score=score, ess=ess, max_parents=max_parents)
+    return order_search(pss, init, restarts=restarts, max_swaps=max_swaps, strategy=strategy,
+                        random_state=random_state)
+
+
 # ------------------------------------------------------------------ hill climbing
-def hill_climb(pss: ParentSetScores, start: dict | None = None, max_iter: int = 1000,
+def hill_climb(pss: ParentSetScores, start: dict | None = None, *, max_iter: int = 1000,
                tabu_length: int = 0) -> LearnResult:
     """Structure-based hill climbing: add, remove or reverse one arc at a time.
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import sys
 import time
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError
@@ -231,8 +231,8 @@ def _order_from_construction(ktree: nx.Graph) -> list:
     return list(root) + [x for x, _ in steps]
 
 
-def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: float = 1.0,
-                      method: str = "auto", restarts: int = 20, max_iter: int | None = None,
+def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess: float = 1.0,
+                      method: str = "auto", restarts: int = 20, max_swaps: int | None = None,
                       random_state=None, exact_max_vars: int = 16) -> LearnResult:
     """The best-scoring DAG whose families lie in (k+1)-cliques of ``ktree``.
 
@@ -240,8 +240,8 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
     ``method="exact"`` runs the order-graph dynamic programme on the clique-
     restricted parent sets (optimal; ``2^n`` memory); ``"greedy"`` runs order-based
     greedy search over them, restarted from the k-tree's construction order, FAS
-    orders and random orders (anytime, any n); ``"auto"`` is exact up to
-    ``exact_max_vars`` variables.
+    orders and random orders (anytime, any n; ``max_swaps`` per run, default
+    n^2); ``"auto"`` is exact up to ``exact_max_vars`` variables.
 
     >>> from twlib.datasets import load_sklearn
     >>> from twlib.graphs import random_ktree
@@ -268,7 +268,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, score: str = "bdeu", ess: f
         rand = greedy.initial_orders(pss, "random", max(1, restarts - len(fas) - 1),
                                      rng.integers(2**32))
         orders = np.vstack([np.array([first]), fas, rand])
-        res = greedy.order_search(pss, init=orders, max_iter=max_iter or n * n)
+        res = greedy.order_search(pss, init=orders, max_swaps=max_swaps or n * n)
     order = ktree_elimination_order(ktree, k)
     width = elimination_width(moral_graph(res.parents), order)
     if width > k:
@@ -290,7 +290,7 @@ def _check_learn(data, k, ktree_search):
         raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
 
 
-def learn(data: Dataset | pd.DataFrame, k: int, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: float = 1.0,
           time_limit: float = 600.0, max_iter: int = 100, ktree_search: str = "guided",
           dag_method: str = "auto", restarts: int = 20, random_state=None,
           progress: bool = False) -> LearnResult:
@@ -327,6 +327,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, score: str = "bdeu", ess: float 
     n, names = data.n_vars, list(data.names)
     best, history, seen = None, [], set()
     status = "complete"
+    bar = tqdm(total=max_iter, desc="k-tree learning", unit="k-tree", disable=not progress)
     for it in range(max_iter):
         if it and time.perf_counter() - started > time_limit:
             status = "time_limit"
@@ -342,19 +343,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, score: str = "bdeu", ess: float 
         dag_score = np.nan                       # a k-tree seen before is not searched again
         if key not in seen:
             seen.add(key)
-            res = best_dag_in_ktree(data, tree, k, score, ess, dag_method, restarts,
-                                    random_state=rng.integers(2**32))
+            res = best_dag_in_ktree(data, tree, k, score=score, ess=ess, method=dag_method,
+                                    restarts=restarts, random_state=rng.integers(2**32))
             dag_score = res.score
             if best is None or res.score > best.score:
                 best = res
         history.append({"iteration": it, "root": [names[r] for r in root],
                         "i_score": i_score(tree, mi, names), "score": dag_score,
                         "best": best.score, "seconds": time.perf_counter() - started})
-        if progress:
-            sys.stderr.write(f"\rk-tree learning: iteration {it + 1}/{max_iter}, "
-                             f"best {score} {best.score:.2f}, {history[-1]['seconds']:.0f} s")
-    if progress:
-        sys.stderr.write("\n")
+        bar.set_postfix({score: f"{best.score:.2f}"}, refresh=False)
+        bar.update()
+    bar.close()
     best.network.name = f"ktree-{k}"       # fitted by the DAG search with the same score
     best.status = status
     best.stats = {"score": score, "seconds": time.perf_counter() - started,

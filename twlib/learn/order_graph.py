@@ -7,6 +7,7 @@ Every path from the empty set to the full set is an order, and its cost is the
 negated score of the best network consistent with that order, so a shortest
 path gives an optimal network.
 
+* :func:`learn` takes data, scores the candidate parent sets and runs one of:
 * :func:`dp` evaluates every node (Silander & Myllymaki 2006; Singh & Moore).
 * :func:`astar` searches best-first with an admissible, consistent heuristic:
   ``"simple"`` (Wu 2010, Theorem 2: every remaining variable gets its best
@@ -25,13 +26,16 @@ import time
 import networkx as nx
 import numba as nb
 import numpy as np
+import pandas as pd
 
 from ..bitsets import popcount
+from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
-__all__ = ["dp", "astar", "best_parents", "remaining_cost_table", "optimal_order",
+__all__ = ["learn", "dp", "astar", "best_parents", "remaining_cost_table", "optimal_order",
+           "order_dp", "best_within",
            "HEURISTICS", "BYTES_PER_NODE"]
 
 HEURISTICS = ("zero", "simple", "pd")
@@ -42,8 +46,11 @@ _ZERO = np.uint64(0)
 
 # --------------------------------------------------------------------- kernels
 @nb.njit(cache=True)
-def _best(var, cand, masks, costs, offsets):
-    """Cost and index of ``var``'s best kept parent set inside the bitset ``cand``."""
+def best_within(var, cand, masks, costs, offsets):
+    """Cost and index of ``var``'s best kept parent set inside the bitset ``cand``
+    (``-1``: none): the first of its candidates, sorted by cost, that fits.
+    ``masks``, ``costs`` and ``offsets`` are the flat candidate lists of
+    :func:`optimal_order`."""
     for t in range(offsets[var], offsets[var + 1]):
         if masks[t] & ~cand == _ZERO:
             return costs[t], t
@@ -51,7 +58,10 @@ def _best(var, cand, masks, costs, offsets):
 
 
 @nb.njit(cache=True)
-def _dp_kernel(n, masks, costs, offsets):
+def order_dp(n, masks, costs, offsets):
+    """The order-graph DP over all ``2^n`` subsets: ``total[U]``, the least cost
+    of placing the variables of ``U`` first, and ``leaf[U]``, the variable best
+    placed last among them (``-1``: none fits)."""
     size = 1 << n
     total = np.empty(size)
     leaf = np.empty(size, dtype=np.int8)
@@ -66,7 +76,7 @@ def _dp_kernel(n, masks, costs, offsets):
             if cand_all & bit == _ZERO:
                 continue
             prev = cand_all & ~bit
-            c, _ = _best(x, prev, masks, costs, offsets)
+            c, _ = best_within(x, prev, masks, costs, offsets)
             c += total[np.int64(prev)]
             if c < best:
                 best = c
@@ -102,7 +112,7 @@ def _pd_tables(n, group_starts, group_sizes, masks, costs, offsets):
                     continue
                 x = start + j
                 # x is placed first among R: its candidates are everything outside R
-                c, _ = _best(x, everything & ~remaining, masks, costs, offsets)
+                c, _ = best_within(x, everything & ~remaining, masks, costs, offsets)
                 c += tables[base + (r & ~(1 << j))]
                 if c < best:
                     best = c
@@ -279,7 +289,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
             idx = table[slot] - 1
             if idx >= 0 and node_closed[idx]:
                 continue            # consistent h: a closed node's g is already optimal
-            c, _ = _best(x, umask, masks, costs, offsets)
+            c, _ = best_within(x, umask, masks, costs, offsets)
             edges += 1
             g = node_g[u] + c
             if idx < 0:
@@ -365,7 +375,7 @@ class _Problem:
         parents = {}
         total = 0.0
         for x in leaves:
-            c, t = _best(x, placed, self.masks, self.costs, self.offsets)
+            c, t = best_within(x, placed, self.masks, self.costs, self.offsets)
             var = self.order[x]
             row = self.pss.parent_arrays(var)[0][t - self.offsets[x]]
             parents[self.pss.names[var]] = [self.pss.names[p] for p in row if p >= 0]
@@ -382,7 +392,7 @@ def best_parents(pss: ParentSetScores, var, candidates):
     masks, scores, offsets = pss.flat_arrays()
     i = pss.names.index(var) if not isinstance(var, (int, np.integer)) else int(var)
     cand = pss.mask_of([c for c in candidates if c != pss.names[i]])[0]
-    c, t = _best(i, cand, masks, -scores, offsets)
+    c, t = best_within(i, cand, masks, -scores, offsets)
     row = pss.parent_arrays(i)[0][t - offsets[i]]
     return -c, tuple(pss.names[p] for p in row if p >= 0)
 
@@ -410,21 +420,36 @@ def optimal_order(masks, costs, offsets):
     n = offsets.size - 1
     if not 1 <= n <= 25:
         raise InputError(f"optimal_order takes 1 to 25 variables, got {n}")
-    total, leaf = _dp_kernel(n, masks, costs, offsets)
-    leaves, u = [], (1 << n) - 1
-    while u:
-        x = int(leaf[u])
-        if x < 0:
-            return [], np.full(n, -1), np.inf
-        leaves.append(x)
-        u &= ~(1 << x)
-    order = leaves[::-1]
+    total, leaf = order_dp(n, masks, costs, offsets)
+    if not np.isfinite(total[-1]):
+        return [], np.full(n, -1), np.inf
+    order = _dp_order(leaf, n)
     chosen = np.empty(n, dtype=np.int64)
     placed = _ZERO
     for x in order:
-        chosen[x] = _best(x, placed, masks, costs, offsets)[1]
+        chosen[x] = best_within(x, placed, masks, costs, offsets)[1]
         placed |= _ONE << np.uint64(x)
     return order, chosen, float(total[-1])
+
+
+def _dp_order(leaf, n) -> list:
+    """The optimal order the DP's ``leaf`` table encodes: from the full set, drop
+    each subset's best last variable in turn."""
+    leaves, u = [], (1 << n) - 1
+    while u:
+        x = int(leaf[u])
+        leaves.append(x)
+        u &= ~(1 << x)
+    return leaves[::-1]
+
+
+def _astar_path(node_leaf, node_prev, u) -> list:
+    """The variables placed on the search path to node ``u``, first to last."""
+    leaves = []
+    while node_leaf[u] >= 0:
+        leaves.append(int(node_leaf[u]))
+        u = node_prev[u]
+    return leaves[::-1]
 
 
 def _result(problem, parents, score, status, stats, started):
@@ -434,7 +459,7 @@ def _result(problem, parents, score, status, stats, started):
                        status=status, stats=stats, parents=parents)
 
 
-def dp(pss: ParentSetScores, max_memory_gb: float = 8.0) -> LearnResult:
+def dp(pss: ParentSetScores, *, max_memory_gb: float = 4.0) -> LearnResult:
     """Optimal network by dynamic programming over all ``2^n`` subsets.
 
     Every node and edge of the order graph is evaluated
@@ -454,14 +479,8 @@ def dp(pss: ParentSetScores, max_memory_gb: float = 8.0) -> LearnResult:
     if need > max_memory_gb:
         raise BudgetExceeded(f"dynamic programming over {n} variables needs {need:.1f} GiB "
                              f"(more than max_memory_gb={max_memory_gb}); use astar with a node limit")
-    total, leaf = _dp_kernel(n, problem.masks, problem.costs, problem.offsets)
-    leaves = []
-    u = (1 << n) - 1
-    while u:
-        x = int(leaf[u])
-        leaves.append(x)
-        u &= ~(1 << x)
-    parents, score = problem.network_from_leaves(reversed(leaves))
+    total, leaf = order_dp(n, problem.masks, problem.costs, problem.offsets)
+    parents, score = problem.network_from_leaves(_dp_order(leaf, n))
     stats = {"nodes": 1 << n, "edges": n * (1 << (n - 1)), "expanded": 1 << n}
     if not math.isclose(score, -total[-1], rel_tol=1e-9, abs_tol=1e-9):
         raise InternalError("reconstructed network does not reach the DP optimum")
@@ -506,7 +525,7 @@ def remaining_cost_table(pss: ParentSetScores) -> np.ndarray:
     return table[everything ^ np.arange(1 << problem.n)]   # index by placed set U
 
 
-def astar(pss: ParentSetScores, heuristic: str = "simple", max_nodes: int | None = None,
+def astar(pss: ParentSetScores, heuristic: str = "simple", *, max_nodes: int | None = None,
           max_memory_gb: float = 4.0, group_size: int | None = None,
           trace: bool = False) -> LearnResult:
     """Optimal network by A* search in the order graph (Wu 2010, Figure 3.1).
@@ -578,29 +597,19 @@ def astar(pss: ParentSetScores, heuristic: str = "simple", max_nodes: int | None
         stats["trace_f"] = trace_f
         stats["trace_nodes"] = (plain, node_g, node_h, node_closed)
     if status == 0:
-        leaves = []
-        u = goal
-        while node_leaf[u] >= 0:
-            leaves.append(int(node_leaf[u]))
-            u = node_prev[u]
-        parents, score = problem.network_from_leaves(reversed(leaves))
+        parents, score = problem.network_from_leaves(_astar_path(node_leaf, node_prev, goal))
         if not math.isclose(-score, node_g[goal], rel_tol=1e-9, abs_tol=1e-9):
             raise InternalError("reconstructed network does not reach the A* optimum")
         return _result(problem, parents, score, "optimal", stats, started)
     # node limit: the last f popped bounds the optimum from above (in score terms);
     # a greedy completion of the deepest closed node gives a network and a lower bound
     deepest = int(np.argmax(np.where(node_closed, np.bitwise_count(node_mask), -1)))
-    leaves = []
-    u = deepest
-    while node_leaf[u] >= 0:
-        leaves.append(int(node_leaf[u]))
-        u = node_prev[u]
-    leaves.reverse()
+    leaves = _astar_path(node_leaf, node_prev, deepest)
     placed = _ZERO
     for x in leaves:
         placed |= _ONE << np.uint64(x)
     while len(leaves) < n:
-        options = [(_best(x, placed, problem.masks, problem.costs, problem.offsets)[0], x)
+        options = [(best_within(x, placed, problem.masks, problem.costs, problem.offsets)[0], x)
                    for x in range(n) if not placed & (_ONE << np.uint64(x))]
         _, x = min(options)
         leaves.append(x)
@@ -608,3 +617,40 @@ def astar(pss: ParentSetScores, heuristic: str = "simple", max_nodes: int | None
     parents, score = problem.network_from_leaves(leaves)
     stats["score_bounds"] = (score, -last_f)
     return _result(problem, parents, score, "node_limit", stats, started)
+
+
+METHODS = ("auto", "dp", "astar")
+
+
+def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
+          max_parents: int = 3, method: str = "auto", heuristic: str = "pd",
+          max_memory_gb: float = 4.0) -> LearnResult:
+    """The optimal network of in-degree at most ``max_parents``, from data.
+
+    ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
+    :func:`twlib.data.as_dataset`).  Scores every candidate parent set
+    (:class:`~twlib.scores.ParentSetScores`, pruned), then searches the order
+    graph: ``method="dp"`` (every node), ``"astar"`` (with ``heuristic``, a node
+    limit from ``max_memory_gb``) or ``"auto"``: DP when its tables fit
+    ``max_memory_gb``, A* otherwise.  The tree-width is not bounded: see
+    :func:`twlib.learn.bounded.learn` for that.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("iris"), max_parents=2)
+    >>> res.status, res.stats["method"]
+    ('optimal', 'dp')
+    """
+    if method not in METHODS:
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    data = as_dataset(data)
+    if data.n_vars > 64:       # before scoring, which would be long for nothing
+        raise InputError(f"the order graph takes at most 64 variables, got {data.n_vars}")
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=max_parents)
+    if method == "auto":
+        method = "dp" if (1 << pss.n_vars) * 9 / 2**30 <= max_memory_gb else "astar"
+    if method == "dp":
+        res = dp(pss, max_memory_gb=max_memory_gb)
+    else:
+        res = astar(pss, heuristic, max_memory_gb=max_memory_gb)
+    res.stats["method"] = method
+    return res

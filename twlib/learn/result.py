@@ -29,6 +29,10 @@ class LearnResult:
     elimination_order, width, ktree
         For bounded-tree-width learners: an elimination order of the moral
         graph, its width (checked <= k before returning) and the k-tree.
+    model
+        The learner's own model where it is not a network in the first place
+        (LPACJT's :class:`~twlib.learn.thin_jt.ThinJunctionTree`); ``network``
+        then holds the same distribution as a Bayesian network.
     upper_bound, gap
         For learners that prove one: a score no admissible network exceeds, and
         the distance of ``score`` from it in percent of ``|score|`` (as MIP
@@ -45,6 +49,7 @@ class LearnResult:
     ktree: object | None = None
     upper_bound: float | None = None
     gap: float | None = None
+    model: object | None = None
 
 
 def fit_to_scores(pss, parents: dict, name: str):
