@@ -85,3 +85,34 @@ def full_joint(net) -> np.ndarray:
             shape[ax] = size
         joint = joint * cpt.reshape(shape)
     return joint
+
+
+def greedy_order(graph, method, weights):
+    """A greedy elimination order in plain Python: eliminate the node of least
+    cost (ties: fewer neighbours, then the node listed first), as
+    ``graphs.greedy_elimination`` does without jitter."""
+    import itertools
+    import math
+    rank = {v: i for i, v in enumerate(graph.nodes)}
+    adj = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+
+    def cost(v):
+        nbrs = adj[v]
+        if method == "min-degree":
+            return len(nbrs)
+        if method == "min-size":
+            return math.log(weights[v]) + sum(math.log(weights[u]) for u in nbrs)
+        missing = [(a, b) for a, b in itertools.combinations(nbrs, 2) if b not in adj[a]]
+        if method == "min-fill":
+            return len(missing)
+        return sum(weights[a] * weights[b] for a, b in missing)
+
+    order = []
+    while adj:
+        v = min(adj, key=lambda u: (cost(u), len(adj[u]), rank[u]))
+        nbrs = adj.pop(v)
+        for u in nbrs:
+            adj[u].discard(v)
+            adj[u] |= nbrs - {u}
+        order.append(v)
+    return order

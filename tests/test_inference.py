@@ -1,11 +1,12 @@
 import itertools
+import math
 
 import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from twlib import BayesianNetwork, datasets, graphs
+from twlib import BayesianNetwork, datasets, graphs, inference
 from twlib.errors import BudgetExceeded
 from twlib.inference import Factor, JunctionTree, ZeroEvidenceError, variable_elimination
 from twlib.network import random_network
@@ -56,17 +57,25 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
         with pytest.raises(ZeroEvidenceError):
             JunctionTree(net).posteriors(evidence)
         return
-    jt = JunctionTree(net)
-    got = jt.posteriors(evidence)
-    for v in net.variables:
-        assert np.allclose(got[v], expected[v], atol=1e-10)
-    assert jt.probability_of_evidence(evidence) == pytest.approx(pe, rel=1e-9)
+    for method, fused in zip(graphs.ORDER_METHODS, itertools.cycle([True, False])):
+        jt = JunctionTree(net, order_method=method)
+        with pytest.MonkeyPatch.context() as patch:    # both message paths on small tables
+            patch.setattr(inference, "FUSED_FROM_ENTRIES", 0 if fused else 1 << 30)
+            got = jt.posteriors(evidence)
+        for v in net.variables:
+            assert np.allclose(got[v], expected[v], atol=1e-10)
+        assert jt.probability_of_evidence(evidence) == pytest.approx(pe, rel=1e-9)
+        some = list(rng.choice(net.variables, size=1 + n_vars // 2, replace=False))
+        part = jt.posteriors(evidence, variables=some)
+        assert list(part) == some and all(np.allclose(part[v], got[v], atol=1e-12) for v in some)
     hidden = [v for v in net.variables if v not in evidence]
     assert np.allclose(variable_elimination(net, hidden[0], evidence), expected[hidden[0]],
                        atol=1e-10)
 
 
-def test_batched_calibration_equals_one_set_at_a_time():
+@pytest.mark.parametrize("fused_from", [0, 1 << 30])
+def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
+    monkeypatch.setattr(inference, "FUSED_FROM_ENTRIES", fused_from)
     net = datasets.load_network("alarm")
     jt = JunctionTree(net)
     rng = np.random.default_rng(3)
@@ -132,6 +141,27 @@ def test_posteriors_equal_pgmpy_and_pyagrum(name, tmp_path):
             assert np.allclose(ours[q], agrum.posterior(bif.safe_name(q)).toarray(), atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["alarm", "insurance", "hepar2", "win95pts", "pathfinder"])
+def test_every_order_method_and_batch_size_agree_with_pyagrum(name):
+    gum = pytest.importorskip("pyagrum")
+    from twlib import interop
+
+    net = renormalised(datasets.load_network(name))
+    agrum = gum.LazyPropagation(interop.to_pyagrum(net))
+    trees = [JunctionTree(net, order_method=m)
+             for m in (graphs.ORDER_METHODS if len(net.variables) < 200 else ("auto", "min-fill"))]
+    rng = np.random.default_rng(2)
+    sets = [random_evidence(net, rng, trees[0], int(rng.integers(0, 6))) for _ in range(6)]
+    for jt in trees:
+        batched, logs = jt.posteriors_batch(sets, chunk=4)
+        for b, e in enumerate(sets):
+            agrum.setEvidence(e)
+            agrum.makeInference()
+            assert logs[b] == pytest.approx(math.log(agrum.evidenceProbability()), abs=1e-9)
+            for v in net.variables[::3]:
+                assert np.allclose(batched[v][b], agrum.posterior(v).toarray(), atol=1e-9)
+
+
 def test_long_chain_does_not_underflow():
     n = 1000
     names = [f"c{i}" for i in range(n)]
@@ -191,6 +221,64 @@ def test_heuristic_orders_bound_the_exact_treewidth(seed, n, p):
     assert nx.is_chordal(tri)
     covered = {frozenset(e) for c in cliques for e in itertools.combinations(c, 2)}
     assert all(frozenset(e) in covered for e in g.edges)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 40), st.floats(0.05, 0.5),
+       st.sampled_from(graphs.ORDER_HEURISTICS))
+def test_compiled_greedy_orders_equal_their_plain_twin(seed, n, p, method):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    rng = np.random.default_rng(seed)
+    weights = {v: int(rng.integers(2, 5)) for v in g}
+    order = graphs.elimination_order(g, method, weights)
+    if method != "min-size":                 # float sums of logs may tie differently
+        assert order == naive.greedy_order(g, method, weights)
+    width, entries = graphs.elimination_cost(g, order, weights)
+    assert width == graphs.elimination_width(g, order)
+    index = np.array([list(g.nodes).index(v) for v in order])
+    adj = graphs._bitset_rows(g, list(g.nodes))
+    w = np.array([weights[v] for v in g], dtype=float)
+    _, k_width, k_entries = graphs.greedy_elimination(adj, 0, w, 0.0, 0, index)
+    assert k_width == width and k_entries == pytest.approx(entries, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 30), st.floats(0.05, 0.6))
+def test_auto_order_is_no_bigger_than_any_heuristic_and_its_tree_is_a_junction_tree(seed, n, p):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    weights = {v: 2 + v % 3 for v in g}
+    best = graphs.elimination_cost(g, graphs.elimination_order(g, "auto", weights), weights)
+    for method in graphs.ORDER_HEURISTICS:
+        other = graphs.elimination_cost(g, graphs.elimination_order(g, method, weights), weights)
+        assert best[1] <= other[1] + 1e-9
+    order = graphs.elimination_order(g, "auto", weights, random_state=1)
+    cliques, edges = graphs.clique_tree(g, order)
+    tri = graphs.induced_graph(g, order)
+    assert {frozenset(c) for c in cliques} == {frozenset(c) for c in nx.find_cliques(tri)}
+    assert graphs.has_running_intersection(cliques, edges) and len(edges) == len(cliques) - 1
+
+
+def test_spectral_sweeps_find_a_grid_order_of_width_side_and_auto_keeps_the_smaller_tree():
+    grid = nx.grid_2d_graph(14, 14)
+    nodes = list(grid.nodes)
+    greedy = graphs.elimination_cost(grid, graphs.elimination_order(grid, "min-fill"))
+    sweeps = [graphs.elimination_cost(grid, [nodes[i] for i in order])
+              for order in graphs._spectral_sweeps(grid, nodes)]
+    assert greedy[0] > 14 and min(sweeps)[0] == 14
+    auto = graphs.elimination_cost(grid, graphs.elimination_order(grid))
+    assert auto[1] <= min(greedy[1], min(s[1] for s in sweeps))
+
+
+def test_order_errors_are_named():
+    g = nx.path_graph(3)
+    with pytest.raises(ValueError, match="method must be one of"):
+        graphs.elimination_order(g, "magic")
+    with pytest.raises(ValueError, match="needs node weights"):
+        graphs.elimination_order(g, "weighted-min-fill")
+    with pytest.raises(ValueError, match="states >= 1"):
+        graphs.elimination_order(g, "auto", {0: 2, 1: 0, 2: 2})
+    with pytest.raises(ValueError, match="exactly once"):
+        graphs.elimination_cost(g, [0, 1])
 
 
 def test_known_treewidths():

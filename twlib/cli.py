@@ -104,12 +104,12 @@ def _info(args) -> None:
         width, order = treewidth_exact(moral)
         kind = "exact"
     tree = JunctionTree(net, order=order, max_memory_gb=args.memory_gb)
-    entries = sum(p.size for p in tree.potentials)
+    entries = tree.entries
     print(f"{net.name}: {len(net.variables)} variables, {len(net.arcs)} arcs, "
           f"{net.n_parameters} free parameters")
     print(f"tree-width {width} ({kind}); elimination order: {' '.join(order)}")
     print(f"junction tree: {len(tree.cliques)} cliques, {entries} table entries, "
-          f"largest {max(p.size for p in tree.potentials)}")
+          f"largest {max(t.size for t in tree.tables)}")
 
 
 def _sample(args) -> None:

@@ -6,6 +6,8 @@ graphs as networkx graphs.
 from __future__ import annotations
 
 import itertools
+import math
+import time
 
 import networkx as nx
 import numba as nb
@@ -16,7 +18,8 @@ from .errors import BudgetExceeded, InputError, InternalError
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
-           "ORDER_HEURISTICS", "elimination_order", "induced_graph", "treewidth_upper_bound",
+           "ORDER_HEURISTICS", "ORDER_METHODS", "elimination_order", "elimination_cost",
+           "greedy_elimination", "induced_graph", "treewidth_upper_bound",
            "treewidth_exact", "clique_tree", "has_running_intersection", "ktree_elimination_order",
            "is_ktree", "ktree_cliques", "greedy_clique", "order_arcs", "pattern",
            "structural_hamming_distance"]
@@ -216,46 +219,286 @@ def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
 
 
 # ------------------------------------------------------------ elimination orders
-ORDER_HEURISTICS = ("min-fill", "min-degree", "weighted-min-fill")
+ORDER_HEURISTICS = ("min-fill", "min-degree", "weighted-min-fill", "min-size")
+ORDER_METHODS = ORDER_HEURISTICS + ("auto",)
+_KIND = {name: i for i, name in enumerate(ORDER_HEURISTICS)}
 
 
-def elimination_order(graph: nx.Graph, method: str = "min-fill", weights=None) -> list:
-    """A greedy elimination order: repeatedly eliminate the node that is cheapest now.
+@nb.njit(cache=True)
+def _alive_neighbours(adj, alive, v, out):
+    """Write v's neighbours still alive into ``out``; return their number."""
+    m = 0
+    for w in range(adj.shape[1]):
+        bits = adj[v, w] & alive[w]
+        while bits:
+            out[m] = w * 64 + lowest_index(bits)
+            m += 1
+            bits &= bits - np.uint64(1)
+    return m
 
+
+@nb.njit(cache=True)
+def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
+    """Cost of eliminating v now: degree, fill-in edges, fill weighted by the
+    product of the endpoints' weights, or log of the clique's table size."""
+    m = _alive_neighbours(adj, alive, v, nbr)
+    if kind == 1:
+        return float(m)
+    if kind == 3:
+        s = log_weight[v]
+        for i in range(m):
+            s += log_weight[nbr[i]]
+        return s
+    fill = 0.0
+    for i in range(m):
+        a = nbr[i]
+        for j in range(i + 1, m):
+            b = nbr[j]
+            if not (adj[a, b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
+                fill += 1.0 if kind == 0 else weight[a] * weight[b]
+    return fill
+
+
+@nb.njit(cache=True)
+def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
+    """One greedy elimination of the graph with bitset rows ``adj0`` (uint64,
+    one row per vertex): repeatedly eliminate the vertex of least cost
+    (``kind``: 0 min-fill, 1 min-degree, 2 weighted min-fill, 3 min-size).  Ties
+    go to fewer neighbours, then to the lower index; ``jitter > 0`` multiplies
+    each cost by a random factor in ``[1, 1 + jitter)`` (seeded), and breaks
+    exact ties at random, so repeated runs explore other orders.  A non-empty
+    ``fixed`` order is followed instead (to measure it).
+
+    Returns ``(order, width, entries)``: ``entries`` is the total table size
+    of the junction tree's maximal cliques, with ``weight`` the number of
+    states of each vertex.  Costs are refreshed only where an elimination can
+    change them (the eliminated vertex's neighbours, and theirs for fill).
+    """
+    np.random.seed(seed)
+    n, words = adj0.shape
+    adj = adj0.copy()
+    alive = np.zeros(words, dtype=np.uint64)
+    for v in range(n):
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    log_weight = np.log(weight)
+    nbr = np.empty(n, dtype=np.int64)          # the eliminated vertex's neighbours
+    nbr2 = np.empty(n, dtype=np.int64)         # scratch for the refreshes
+    around = np.empty(n, dtype=np.int64)
+    cost = np.empty(n)
+    degree = np.empty(n, dtype=np.int64)
+    noise = np.ones(n)
+    stamp = np.full(n, -1, dtype=np.int64)
+    greedy = fixed.shape[0] == 0
+    for v in range(n):
+        if greedy:
+            cost[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
+            degree[v] = _alive_neighbours(adj, alive, v, nbr)
+        if jitter > 0:
+            noise[v] = 1.0 + jitter * np.random.random()
+    order = np.empty(n, dtype=np.int64)
+    parent = np.full(n, -1, dtype=np.int64)
+    size = np.empty(n, dtype=np.int64)          # clique size at elimination
+    log_table = np.empty(n)
+    done = np.zeros(n, dtype=np.bool_)
+    position = np.empty(n, dtype=np.int64)
+    for step in range(n):
+        best = -1 if greedy else fixed[step]
+        best_key = np.inf
+        for v in range(n if greedy else 0):
+            if done[v]:
+                continue
+            key = cost[v] * noise[v]
+            if best < 0 or key < best_key or (key == best_key and degree[v] < degree[best]):
+                best, best_key = v, key
+        v = best
+        m = _alive_neighbours(adj, alive, v, nbr)
+        done[v] = True
+        order[step] = v
+        position[v] = step
+        alive[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
+        size[v] = m + 1
+        log_table[v] = log_weight[v]
+        for i in range(m):
+            log_table[v] += log_weight[nbr[i]]
+        for i in range(m):                      # the neighbours become a clique
+            a = nbr[i]
+            for j in range(m):
+                if i != j:
+                    b = nbr[j]
+                    adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+        # refresh the costs the elimination can change
+        n_around = 0
+        for i in range(m if greedy else 0):
+            a = nbr[i]
+            if stamp[a] != step:
+                stamp[a] = step
+                around[n_around] = a
+                n_around += 1
+            if kind == 0 or kind == 2:
+                k = _alive_neighbours(adj, alive, a, nbr2)
+                for j in range(k):
+                    b = nbr2[j]
+                    if stamp[b] != step:
+                        stamp[b] = step
+                        around[n_around] = b
+                        n_around += 1
+        for i in range(n_around):
+            a = around[i]
+            cost[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
+            degree[a] = _alive_neighbours(adj, alive, a, nbr2)
+    # parent of a clique: its first neighbour eliminated after it; a clique is
+    # not maximal when a child's clique holds it (the child has one more vertex)
+    maximal = np.ones(n, dtype=np.bool_)
+    for v in range(n):
+        first = n
+        for w in range(adj.shape[1]):
+            bits = adj[v, w]
+            while bits:
+                u = w * 64 + lowest_index(bits)
+                bits &= bits - np.uint64(1)
+                if position[u] > position[v] and position[u] < first:
+                    first = position[u]
+        if first < n:
+            parent[v] = order[first]
+    for v in range(n):
+        if parent[v] >= 0 and size[v] == size[parent[v]] + 1:
+            maximal[parent[v]] = False
+    width = 0
+    entries = 0.0
+    for v in range(n):
+        width = max(width, size[v] - 1)
+        if maximal[v]:
+            entries += math.exp(log_table[v])
+    return order, width, entries
+
+
+def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
+    index = {v: i for i, v in enumerate(nodes)}
+    adj = np.zeros((len(nodes), (len(nodes) + 63) // 64), dtype=np.uint64)
+    for u, v in graph.edges():
+        if u != v:
+            a, b = index[u], index[v]
+            adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+            adj[b, a >> 6] |= np.uint64(1) << np.uint64(a & 63)
+    return adj
+
+
+def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
+                      restarts: int | None = None, time_limit: float | None = None,
+                      random_state=0) -> list:
+    """An elimination order of ``graph``, by greedy heuristics (compiled).
+
+    Each heuristic repeatedly eliminates the node that is cheapest now:
     ``"min-degree"``: fewest neighbours; ``"min-fill"``: fewest fill-in edges
     needed to make its neighbours a clique; ``"weighted-min-fill"``: fill-in
-    edges weighted by the product of their endpoints' ``weights`` (e.g. numbers
-    of states), so large-domain variables are joined reluctantly.  Ties go to
-    the node listed first in the graph.
+    edges weighted by the product of their endpoints' ``weights`` (numbers of
+    states), so large-domain variables are joined reluctantly; ``"min-size"``:
+    the smallest table (product of the weights of the node and its
+    neighbours).  Ties go to fewer neighbours, then to the node listed first.
+
+    ``"auto"`` runs all four, then ``restarts`` randomised runs of min-fill,
+    weighted min-fill and min-size (costs jittered, ties broken at random;
+    default ``max(8, 3000 // n)``, also stopped by ``time_limit`` seconds), and
+    keeps the order of least total table size (then least width): the size of
+    the junction tree exact inference builds.  ``weights`` default to 2 per
+    node (a dict or a sequence in node order).  Deterministic for a given
+    ``random_state`` when no ``time_limit`` stops it early.
 
     >>> elimination_order(nx.path_graph(4), "min-degree")
     [0, 1, 2, 3]
+    >>> order = elimination_order(nx.grid_2d_graph(6, 6))
+    >>> elimination_cost(nx.grid_2d_graph(6, 6), order)[0]
+    6
     """
-    if method not in ORDER_HEURISTICS:
-        raise InputError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
-    if method == "weighted-min-fill" and weights is None:
-        raise InputError("weighted-min-fill needs node weights (e.g. numbers of states)")
-    rank = {v: i for i, v in enumerate(graph.nodes)}
-    adj = {v: set(graph.neighbors(v)) - {v} for v in graph.nodes}
+    if method not in ORDER_METHODS:
+        raise InputError(f"method must be one of {ORDER_METHODS}, got {method!r}")
+    nodes = list(graph.nodes)
+    if not nodes:
+        return []
+    w = _node_weights(nodes, weights, required=method == "weighted-min-fill")
+    adj = _bitset_rows(graph, nodes)
+    if method != "auto":
+        order, _, _ = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER)
+        return [nodes[i] for i in order]
+    started = time.perf_counter()
+    best = None
+    for kind in range(len(ORDER_HEURISTICS)):
+        order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER)
+        if best is None or (entries, width) < best[:2]:
+            best = (entries, width, order)
+    if best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES:
+        for order in _spectral_sweeps(graph, nodes):
+            order, width, entries = greedy_elimination(adj, 0, w, 0.0, 0, order)
+            if (entries, width) < best[:2]:
+                best = (entries, width, order)
+    restarts = max(8, 3000 // len(nodes)) if restarts is None else restarts
+    rng = np.random.default_rng(random_state)
+    for r in range(restarts):
+        if time_limit is not None and time.perf_counter() - started > time_limit:
+            break
+        kind = (_KIND["min-fill"], _KIND["weighted-min-fill"], _KIND["min-size"])[r % 3]
+        order, width, entries = greedy_elimination(adj, kind, w, 0.5 * rng.random(),
+                                                   int(rng.integers(2**31)), _NO_ORDER)
+        if (entries, width) < best[:2]:
+            best = (entries, width, order)
+    return [nodes[i] for i in best[2]]
 
-    def cost(v):
-        nbrs = adj[v]
-        if method == "min-degree":
-            return len(nbrs)
-        missing = [(a, b) for a, b in itertools.combinations(nbrs, 2) if b not in adj[a]]
-        if method == "min-fill":
-            return len(missing)
-        return sum(weights[a] * weights[b] for a, b in missing)
 
-    order = []
-    while adj:
-        v = min(adj, key=lambda u: (cost(u), rank[u]))
-        nbrs = adj.pop(v)
-        for u in nbrs:
-            adj[u].discard(v)
-            adj[u] |= nbrs - {u}
-        order.append(v)
-    return order
+_NO_ORDER = np.empty(0, dtype=np.int64)
+SWEEP_FROM_WIDTH = 12        # below it the greedy orders are good enough and cheap to use
+SWEEP_MAX_NODES = 3000       # dense eigen-decomposition beyond would cost seconds
+SWEEP_ANGLES = 12
+
+
+def _spectral_sweeps(graph: nx.Graph, nodes):
+    """Orders that sweep the graph along directions of its two smoothest
+    Laplacian eigenvectors (a grid is then eliminated row by row, width = side),
+    one per connected component in turn."""
+    index = {v: i for i, v in enumerate(nodes)}
+    coords = np.zeros((len(nodes), 2))
+    for comp in nx.connected_components(graph):
+        members = [v for v in nodes if v in comp]
+        if len(members) > 3:
+            lap = nx.laplacian_matrix(graph, nodelist=members).toarray().astype(float)
+            vecs = np.linalg.eigh(lap)[1]
+            coords[[index[v] for v in members]] = vecs[:, 1:3]
+    component = np.empty(len(nodes), dtype=np.int64)
+    for c, comp in enumerate(nx.connected_components(graph)):
+        component[[index[v] for v in comp]] = c
+    for angle in np.linspace(0, np.pi, SWEEP_ANGLES, endpoint=False):
+        position = coords @ np.array([np.cos(angle), np.sin(angle)])
+        yield np.lexsort((position, component)).astype(np.int64)
+
+
+def _node_weights(nodes, weights, required: bool) -> np.ndarray:
+    if weights is None:
+        if required:
+            raise InputError("weighted-min-fill needs node weights (e.g. numbers of states)")
+        return np.full(len(nodes), 2.0)
+    w = np.array([weights[v] for v in nodes] if isinstance(weights, dict) else weights,
+                 dtype=np.float64)
+    if w.shape != (len(nodes),) or not np.all(w >= 1):
+        raise InputError("weights must give every node a number of states >= 1")
+    return w
+
+
+def elimination_cost(graph: nx.Graph, order, weights=None):
+    """``(width, entries)`` of an elimination order: its width, and the total
+    table size of the junction tree it gives (the product of ``weights``, by
+    default 2 per node, over each maximal clique, summed).
+
+    >>> elimination_cost(nx.cycle_graph(4), [0, 1, 2, 3], {v: 3 for v in range(4)})
+    (2, 54.0)
+    """
+    nodes = list(graph.nodes)
+    order = list(order)
+    if sorted(map(str, order)) != sorted(map(str, nodes)) or len(set(order)) != len(order):
+        raise InputError("the order must list every node of the graph exactly once")
+    index = {v: i for i, v in enumerate(nodes)}
+    w = _node_weights(nodes, weights, required=False)
+    cliques, _ = clique_tree(graph, order)
+    entries = float(sum(math.prod(w[index[v]] for v in c) for c in cliques))
+    return max((len(c) for c in cliques), default=1) - 1, entries
 
 
 def induced_graph(graph: nx.Graph, order) -> nx.Graph:
@@ -358,38 +601,69 @@ def clique_tree(graph: nx.Graph, order):
 
     Returns ``(cliques, edges)``: the maximal cliques of the induced graph (each
     a tuple in elimination order) and tree edges ``(i, j)`` between clique
-    indices, chosen as a maximum spanning tree on separator sizes, which has the
-    running intersection property.
+    indices.  Eliminating ``v`` makes the clique ``v + N(v)``; its parent is the
+    clique of the first of ``N(v)`` eliminated after it.  A clique inside a
+    child's clique (the child has exactly one more vertex) is merged into that
+    child, which takes over its edges.  The trees of a disconnected graph are
+    joined by edges with empty separators.  Linear in the size of the cliques.
+
+    >>> clique_tree(nx.path_graph(4), [0, 1, 2, 3])
+    ([(0, 1), (1, 2), (2, 3)], [(1, 0), (2, 1)])
     """
     position = {v: i for i, v in enumerate(order)}
-    candidates = [frozenset(nbrs | {v}) for v, nbrs in _eliminate(graph, order)]
-    cliques = []
-    for c in candidates:                                   # keep the maximal ones
-        if not any(c < d for d in candidates) and c not in cliques:
-            cliques.append(c)
-    tree = nx.Graph()
-    tree.add_nodes_from(range(len(cliques)))
-    tree.add_weighted_edges_from((i, j, len(cliques[i] & cliques[j]))
-                                 for i, j in itertools.combinations(range(len(cliques)), 2))
-    edges = [(i, j) for i, j in nx.maximum_spanning_tree(tree).edges()]
-    cliques = [tuple(sorted(c, key=position.__getitem__)) for c in cliques]
+    steps = list(_eliminate(graph, order))
+    nbrs = {v: ns for v, ns in steps}
+    parent = {v: min(ns, key=position.__getitem__) if ns else None for v, ns in steps}
+    absorbed_by = {}
+    for v, ns in steps:
+        p = parent[v]
+        if p is not None and len(ns) == len(nbrs[p]) + 1:
+            absorbed_by[p] = v
+
+    def holder(v):                      # the maximal clique that holds v's clique
+        while v in absorbed_by:
+            v = absorbed_by[v]
+        return v
+
+    maximal = [v for v, _ in steps if v not in absorbed_by]
+    index = {v: i for i, v in enumerate(maximal)}
+    cliques = [tuple(sorted(nbrs[v] | {v}, key=position.__getitem__)) for v in maximal]
+    edges, roots = [], []
+    for v in maximal:
+        p = parent[v]
+        while p is not None and holder(p) == v:
+            p = parent[p]
+        if p is not None:
+            edges.append((index[holder(p)], index[v]))
+        else:
+            roots.append(index[v])
+    edges += [(roots[0], r) for r in roots[1:]]
     if not has_running_intersection(cliques, edges):
         raise InternalError("clique tree violates running intersection")
     return cliques, edges
 
 
 def has_running_intersection(cliques, edges) -> bool:
-    """True when the cliques form a tree in which every variable's cliques are connected."""
+    """True when the cliques form a tree in which every variable's cliques are
+    connected: a variable in ``m`` cliques must lie on both ends of exactly
+    ``m - 1`` edges.
+
+    >>> has_running_intersection([(0, 1), (1, 2), (0, 2)], [(0, 1), (1, 2)])
+    False
+    """
     tree = nx.Graph()
     tree.add_nodes_from(range(len(cliques)))
     tree.add_edges_from(edges)
-    if len(cliques) and not nx.is_tree(tree):
+    if len(cliques) and (not nx.is_tree(tree) or tree.number_of_edges() != len(edges)):
         return False
-    for v in set().union(*map(set, cliques)) if cliques else ():
-        holding = [i for i, c in enumerate(cliques) if v in c]
-        if not nx.is_connected(tree.subgraph(holding)):
-            return False
-    return True
+    holding, joined = {}, {}
+    for c in cliques:
+        for v in set(c):
+            holding[v] = holding.get(v, 0) + 1
+    for i, j in edges:
+        for v in set(cliques[i]) & set(cliques[j]):
+            joined[v] = joined.get(v, 0) + 1
+    return all(joined.get(v, 0) == m - 1 for v, m in holding.items())
 
 
 # ------------------------------------------------------------------------ k-trees

@@ -3,13 +3,13 @@
 * :class:`Factor`: a table over named variables (numpy), with product,
   marginalisation and reduction by evidence.
 * :func:`variable_elimination`: ``P(Q | e)`` for one query set.
-* :class:`JunctionTree`: built once per network and elimination order, then
-  calibrated per evidence set by Shafer-Shenoy message passing (collect to a
-  root, distribute back), giving every variable's posterior in two passes.
-  Messages are normalised as they go and their scales accumulated in log
-  space, so long chains do not underflow and ``P(e)`` is exact.
-  :meth:`JunctionTree.posteriors_batch` calibrates many evidence sets at once,
-  vectorised over a leading axis.
+* :class:`JunctionTree`: built once per network along an elimination order
+  of small total table size, calibrated once without evidence, then updated
+  per evidence set by Hugin propagation that touches only the cliques the
+  evidence and the question reach.  Tables are normalised as they go and their
+  scales accumulated in log space, so long chains do not underflow and
+  ``P(e)`` is exact.  :meth:`JunctionTree.posteriors_batch` answers many
+  evidence sets at once, vectorised over a leading axis.
 
 Evidence is a dict ``{variable: state}`` with the state given by its label or
 its index.
@@ -99,18 +99,39 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
 
 
 # ----------------------------------------------------------------- junction tree
+WORK_ENTRIES = 1 << 20       # a batch is cut so that one clique table of it stays about this size
+FUSED_FROM_ENTRIES = 1 << 14  # from this table size (times the batch) messages are fused einsums
+
+
 class JunctionTree:
-    """A calibratable junction tree of a Bayesian network.
+    """A junction tree of a Bayesian network or factor model, calibrated once
+    without evidence and then updated per evidence set (Hugin propagation).
 
     Parameters
     ----------
     model : BayesianNetwork or FactorModel
     order : list, optional
-        Elimination order of the moral (interaction) graph (default: min-fill).
-        The tree's cliques are those of the order, so its width is the order's.
+        Elimination order of the moral (interaction) graph.  By default
+        :func:`twlib.graphs.elimination_order` with ``order_method`` and the
+        variables' numbers of states as weights: the order of least total table
+        size among the greedy heuristics it tries.
     max_memory_gb : float
         Refuse, with :class:`MemoryBudgetExceeded`, trees whose tables would
-        need more memory than this.
+        need more memory than this: the calibrated clique tables (8 bytes an
+        entry) plus three working copies of the largest one.
+    order_method : str
+        The method of :func:`twlib.graphs.elimination_order` used when no
+        order is given.
+
+    How a query runs: the tree holds every clique's prior marginal ``P(C)``
+    and every separator's ``P(S)``.  Evidence multiplies indicators into the
+    smallest clique holding each observed variable; only the cliques on the
+    paths from those to the root send messages up (collect), then messages go
+    down (distribute) only into the parts of the tree that hold a variable
+    asked about, and a part whose incoming separator marginal did not change
+    keeps its prior marginals.  Each message replaces a separator ``S`` and
+    rescales the receiving table by ``new(S) / old(S)``; tables are kept
+    normalised with their log-scales counted, so ``P(e)`` does not underflow.
 
     Examples
     --------
@@ -121,59 +142,265 @@ class JunctionTree:
     0.4887
     """
 
-    def __init__(self, model, order=None, max_memory_gb: float = 4.0):
-        model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
+    def __init__(self, model, order=None, max_memory_gb: float = 4.0, *,
+                 order_method: str = "auto"):
+        normalised = isinstance(model, BayesianNetwork)       # its partition function is 1
+        model = FactorModel.from_network(model) if normalised else model
         self.net = model
+        self.arity = {v: model.arity(v) for v in model.variables}
         graph = model.interaction_graph()
-        self.order = list(order) if order is not None else elimination_order(graph, "min-fill")
+        self.order = (list(order) if order is not None
+                      else elimination_order(graph, order_method, weights=self.arity))
         cliques, edges = clique_tree(graph, self.order)
         self.cliques = cliques
         self.width = max(len(c) for c in cliques) - 1
-        self.arity = {v: model.arity(v) for v in model.variables}
-        entries = sum(math.prod(self.arity[v] for v in c) for c in cliques)
-        need = 3 * 8 * entries / 2**30          # potentials, beliefs and messages
+        sizes = [math.prod(self.arity[v] for v in c) for c in cliques]
+        self.entries = int(sum(sizes))
+        need = 8 * (self.entries + 3 * max(sizes)) / 2**30
         if need > max_memory_gb:
             raise MemoryBudgetExceeded(
                 f"exact inference on {model.name!r} needs about {need:.1f} GiB (elimination width "
-                f"{self.width}, {entries:.3g} table entries), over the budget of {max_memory_gb} GiB")
-        potentials = [np.ones([self.arity[v] for v in c]) for c in cliques]
-        self.log_const = 0.0        # potentials are rescaled to max 1; this keeps P(e) exact
-        for f in model.factors:
-            scope = set(f.variables)
-            i = min((i for i, c in enumerate(cliques) if scope <= set(c)),
-                    key=lambda i: len(cliques[i]))
-            p = labelled_einsum(potentials[i], list(cliques[i]), f.values, list(f.variables),
-                        list(cliques[i]))
-            peak = p.max()
-            if peak > 0:
-                p = p / peak
-                self.log_const += math.log(peak)
-            potentials[i] = p
-        self.potentials = potentials
-        # rooted tree: collect order (children before parents)
-        nbrs = {i: [] for i in range(len(cliques))}
+                f"{self.width}, {self.entries:.3g} table entries, largest {max(sizes):.3g}), over "
+                f"the budget of {max_memory_gb} GiB")
+        self._shape_tree(edges)
+        self._calibrate_prior(model)
+        if normalised:
+            self.log_z = 0.0
+
+    # ------------------------------------------------------------- structure
+    def _shape_tree(self, edges):
+        """Root the tree at its centre; precompute each edge's summing axes and
+        broadcast shapes (separators are kept in the child's variable order)."""
+        nbrs = {i: [] for i in range(len(self.cliques))}
         for i, j in edges:
             nbrs[i].append(j)
             nbrs[j].append(i)
-        self.parent = {0: None}
-        self.preorder = [0]
+        self.neighbours = nbrs
+        tree = nx.Graph(list(edges))
+        tree.add_nodes_from(nbrs)
+        far = max(nx.single_source_shortest_path_length(tree, 0).items(), key=lambda x: x[1])[0]
+        path = nx.single_source_shortest_path(tree, far)
+        other = max(path, key=lambda v: len(path[v]))
+        self.root = path[other][(len(path[other]) - 1) // 2]
+        self.parent = {self.root: None}
+        self.preorder = [self.root]
         for i in self.preorder:
             for j in nbrs[i]:
                 if j not in self.parent:
                     self.parent[j] = i
                     self.preorder.append(j)
-        self.neighbours = nbrs
-        self.separators = {(i, j): tuple(v for v in cliques[i] if v in cliques[j])
+        self.children = {i: [j for j in nbrs[i] if self.parent.get(j) == i] for i in nbrs}
+        self.separators = {(i, j): tuple(v for v in self.cliques[i] if v in self.cliques[j])
                            for i in nbrs for j in nbrs[i]}
-        # axes (after the batch axis) of clique i summed out in its message to j
-        self._outside = {(i, j): tuple(1 + k for k, v in enumerate(cliques[i])
-                                       if v not in cliques[j])
-                         for i in nbrs for j in nbrs[i]}
-        # each variable's posterior is read from (and its evidence attached to)
-        # the smallest clique holding it
-        self.reader = {v: min((i for i, c in enumerate(cliques) if v in c),
-                              key=lambda i: len(cliques[i])) for v in model.variables}
+        self._up, self._down = {}, {}
+        for i in self.preorder[1:]:
+            p, child, up = self.parent[i], self.cliques[i], self.cliques[self.parent[i]]
+            sep = self.separators[i, p]
+            shape = [self.arity[v] for v in sep]
+            self._up[i] = (tuple(1 + k for k, v in enumerate(child) if v not in sep),
+                           tuple(1 + k for k, v in enumerate(up) if v not in sep),
+                           [sorted(sep, key=up.index).index(v) + 1 for v in sep])
+            self._down[i] = ([-1] + [self.arity[v] if v in sep else 1 for v in child],
+                             [-1] + [self.arity[v] if v in sep else 1 for v in up],
+                             [0] + [1 + sep.index(v) for v in up if v in sep], shape)
+        # each variable's posterior is read from (and its evidence enters) the
+        # smallest clique holding it
+        self.reader = {v: min((i for i, c in enumerate(self.cliques) if v in c),
+                              key=lambda i: len(self.cliques[i])) for v in self.net.variables}
+        self._readers = {i: [] for i in nbrs}
+        for v, i in self.reader.items():
+            self._readers[i].append(v)
 
+    def _child_to_sep(self, i, table):
+        return table.sum(axis=self._up[i][0])
+
+    def _parent_to_sep(self, i, table):
+        summed = table.sum(axis=self._up[i][1])
+        return np.transpose(summed, [0] + self._up[i][2])
+
+    def _sep_on_child(self, i, sep):
+        return sep.reshape(self._down[i][0])
+
+    def _sep_on_parent(self, i, sep):
+        return np.transpose(sep, self._down[i][2]).reshape(self._down[i][1])
+
+    # ------------------------------------------------------------ calibration
+    def _calibrate_prior(self, model):
+        """Clique potentials from the factors, then one full Hugin propagation:
+        ``tables[i] = P(C_i)`` and ``seps[i] = P(S_i)`` (the separator to i's
+        parent), normalised; ``log_z`` is the log partition function (0 for a
+        Bayesian network)."""
+        tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
+        scale = np.zeros(len(self.cliques))
+        for f in model.factors:
+            scope = set(f.variables)
+            i = min((i for i, c in enumerate(self.cliques) if scope <= set(c)),
+                    key=lambda i: len(self.cliques[i]))
+            tables[i] = labelled_einsum(tables[i], ["batch"] + list(self.cliques[i]), f.values,
+                                        list(f.variables), ["batch"] + list(self.cliques[i]))
+            peak = tables[i].max()
+            if peak > 0:
+                tables[i] /= peak
+                scale[i] += math.log(peak)
+        seps = {}
+        for i in reversed(self.preorder[1:]):                 # collect
+            p = self.parent[i]
+            new = self._child_to_sep(i, tables[i])
+            total = new.sum()
+            if total <= 0:
+                raise ZeroEvidenceError(f"the model {model.name!r} gives every state probability "
+                                        "zero")
+            seps[i] = new / total
+            tables[p] = tables[p] * self._sep_on_parent(i, seps[i])
+            scale[p] += scale[i] + math.log(total)
+        total = tables[self.root].sum()
+        if total <= 0:
+            raise ZeroEvidenceError(f"the model {model.name!r} gives every state probability zero")
+        self.log_z = float(scale[self.root] + math.log(total))
+        tables[self.root] = tables[self.root] / total
+        for i in self.preorder[1:]:                           # distribute
+            p = self.parent[i]
+            new = self._parent_to_sep(i, tables[p])
+            tables[i] = tables[i] * self._sep_on_child(i, _ratio(new, seps[i]))
+            tables[i] /= tables[i].sum()
+            seps[i] = new / new.sum()
+        self.tables = [t[0] for t in tables]
+        self.seps = {i: s[0] for i, s in seps.items()}
+        self.prior = {v: self._marginal(self.tables[i][None], i, v)[0]
+                      for v, i in self.reader.items()}
+
+    def _project(self, i, base, ratio, scope):
+        """``sum over clique i's other variables of base * ratio`` onto ``scope``,
+        batch axis first; ``ratio`` is over the separator to i's parent (None:
+        no factor) and ``base`` has one row or one per batch member."""
+        clique = self.cliques[i]
+        batch_label = len(clique)
+        axes = list(range(len(clique)))
+        ops = [base[0], axes] if base.shape[0] == 1 else [base, [batch_label] + axes]
+        if ratio is not None:
+            sep = self.separators[i, self.parent[i]]
+            ops += [ratio, [batch_label] + [clique.index(v) for v in sep]]
+        out = [clique.index(v) for v in scope]
+        if base.shape[0] == 1 and ratio is None:
+            return np.einsum(*ops, out)[None]
+        return np.einsum(*ops, [batch_label] + out)
+
+    def _marginal(self, table, i, v):
+        return _normalised(table.sum(axis=tuple(k + 1 for k, u in enumerate(self.cliques[i])
+                                                 if u != v)))
+
+    def _propagate(self, evidence_sets, asked=(), keep=None, allow_zero: bool = False):
+        """One batch: enter the evidence, collect along the paths from the
+        evidence to the root, distribute along the paths from the root to the
+        cliques that read the ``asked`` variables (and to clique ``keep``).
+        Returns ``(log P(e) per set, {asked variable: (batch, states) posterior,
+        or None where it is still the prior}, clique keep's unnormalised
+        posterior table)``."""
+        batch = len(evidence_sets)
+        ev = [_evidence_indices(self.net, e) for e in evidence_sets]
+        lam = {}
+        for b, e in enumerate(ev):
+            for v, s in e.items():
+                if v not in lam:
+                    lam[v] = np.ones((batch, self.arity[v]))
+                lam[v][b] = 0.0
+                lam[v][b, s] = 1.0
+        work, scale = {}, {}
+        for v, indicator in lam.items():
+            i = self.reader[v]
+            if i not in work:
+                work[i] = np.repeat(self.tables[i][None], batch, axis=0)
+                scale[i] = np.zeros(batch)
+            work[i] *= indicator.reshape([batch] + [self.arity[u] if u == v else 1
+                                                    for u in self.cliques[i]])
+        # the cliques whose subtree holds evidence: the paths up to the root
+        dirty = set()
+        for i in work:
+            while i is not None and i not in dirty:
+                dirty.add(i)
+                i = self.parent[i]
+        seps = {}
+        for i in reversed(self.preorder[1:]):                # collect
+            if i not in dirty:
+                continue
+            p = self.parent[i]
+            new = self._child_to_sep(i, work[i])
+            total = new.reshape(batch, -1).sum(axis=1)
+            safe = np.where(total > 0, total, 1.0)
+            seps[i] = new / safe.reshape((batch,) + (1,) * (new.ndim - 1))
+            if p not in work:
+                work[p] = np.repeat(self.tables[p][None], batch, axis=0)
+                scale[p] = np.zeros(batch)
+            work[p] *= self._sep_on_parent(i, _ratio(seps[i], self.seps[i][None]))
+            with np.errstate(divide="ignore"):
+                scale[p] += scale[i] + np.log(total)
+        log_pe = np.zeros(batch)
+        if self.root in work:
+            total = work[self.root].reshape(batch, -1).sum(axis=1)
+            with np.errstate(divide="ignore"):
+                log_pe = scale[self.root] + np.log(total)
+            work[self.root] /= np.where(total > 0, total, 1.0).reshape(
+                (batch,) + (1,) * (work[self.root].ndim - 1))
+        log_pe = log_pe + self.log_z
+        zero = np.flatnonzero(~np.isfinite(log_pe))
+        if zero.size and not allow_zero:
+            which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
+            raise ZeroEvidenceError(f"{which} has probability zero: "
+                                    f"{evidence_sets[int(zero[0])]}")
+        if zero.size:
+            return log_pe, {}, None
+        wanted = {self.reader[v] for v in asked} | ({keep} if keep is not None else set())
+        needed = set()
+        for i in wanted:
+            while i is not None and i not in needed:
+                needed.add(i)
+                i = self.parent[i]
+        # distribute: msg[c] is the new separator marginal sent to c, None where
+        # the sender's table is still its prior (then so is c's, unless c is dirty)
+        msg, marginals, kept = {}, {}, None
+        for i in self.preorder:
+            if i not in needed:
+                continue
+            ratio = None
+            if i == self.root:
+                base = work.get(i)
+            else:
+                new, old = msg.pop(i), seps.get(i, self.seps[i][None])
+                if i not in seps and (new is None or np.allclose(new, old, rtol=1e-13, atol=0)):
+                    base = None                               # the separator marginal held
+                else:
+                    ratio = _ratio(new, old)
+                    base = work.pop(i) if i in seps else self.tables[i][None]
+            kids = [c for c in self.children[i] if c in needed]
+            here = [v for v in self._readers[i] if v in asked]
+            if base is None:
+                msg.update((c, None) for c in kids)
+                marginals.update((v, None) for v in here)
+                if i == keep:
+                    kept = self.tables[i][None]
+                continue
+            if i == keep:
+                kept = base if ratio is None else base * self._sep_on_child(i, ratio)
+            # messages and marginals come out unnormalised: normalising them is
+            # cheaper than normalising the table.  On large tables each is one
+            # fused multiply-and-sum (einsum) and the product is never built.
+            table = None
+            if base[0].size * batch < FUSED_FROM_ENTRIES:
+                table = base if ratio is None else base * self._sep_on_child(i, ratio)
+            for c in kids:
+                part = (self._parent_to_sep(c, table) if table is not None
+                        else self._project(i, base, ratio, self.separators[c, i]))
+                msg[c] = part / part.reshape(batch, -1).sum(axis=1).reshape(
+                    (batch,) + (1,) * (part.ndim - 1))
+            for v in here:
+                marginals[v] = (self._marginal(table, i, v) if table is not None
+                                else _normalised(self._project(i, base, ratio, (v,))))
+        return log_pe, marginals, kept
+
+    def _chunk(self, chunk):
+        return chunk or max(1, WORK_ENTRIES // max(t.size for t in self.tables))
+
+    # ---------------------------------------------------------------- public
     def to_networkx(self):
         """The tree as a networkx Graph: node i has ``variables`` (its clique) and
         ``entries`` (its table size); each edge has its ``separator``.
@@ -185,7 +412,7 @@ class JunctionTree:
         """
         graph = nx.Graph()
         for i, clique in enumerate(self.cliques):
-            graph.add_node(i, variables=tuple(clique), entries=int(self.potentials[i].size))
+            graph.add_node(i, variables=tuple(clique), entries=int(self.tables[i].size))
         for i in self.neighbours:
             for j in self.neighbours[i]:
                 if i < j:
@@ -194,114 +421,42 @@ class JunctionTree:
 
     def __repr__(self):
         return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, width {self.width}, "
-                f"largest table {max(p.size for p in self.potentials)})")
+                f"{self.entries} entries, largest table {max(t.size for t in self.tables)})")
 
-    # ------------------------------------------------------------- internals
-    def _run(self, evidence_sets, allow_zero: bool = False):
-        """Calibrate a batch: returns (beliefs per clique, log P(e) per set).  Evidence
-        of probability zero raises ZeroEvidenceError unless ``allow_zero``."""
-        batch = len(evidence_sets)
-        ev = [_evidence_indices(self.net, e) for e in evidence_sets]
-        # evidence likelihoods, attached to each observed variable's home clique
-        lam = {}
-        for b, e in enumerate(ev):
-            for v, s in e.items():
-                if v not in lam:
-                    lam[v] = np.ones((batch, self.arity[v]))
-                lam[v][b] = 0.0
-                lam[v][b, s] = 1.0
-        attached = {i: [] for i in range(len(self.cliques))}
-        for v in lam:
-            attached[self.reader[v]].append(v)
-        messages = {}
-        log_scale = np.zeros(batch)
-
-        def product(i, skip=None):
-            """Clique potential times evidence and every incoming message but ``skip``'s."""
-            clique = self.cliques[i]
-            full = np.empty((batch,) + self.potentials[i].shape)
-            full[...] = self.potentials[i]
-            for v in attached[i]:
-                full *= lam[v].reshape([batch] + [self.arity[u] if u == v else 1 for u in clique])
-            for k in self.neighbours[i]:
-                if k != skip:
-                    full *= self._expand(messages[k, i], k, i)
-            return full
-
-        def normalised(m):
-            total = m.reshape(batch, -1).sum(axis=1)
-            return m / np.where(total > 0, total, 1.0).reshape((batch,) + (1,) * (m.ndim - 1)), total
-
-        for i in reversed(self.preorder):          # collect: leaves to root
-            j = self.parent[i]
-            if j is None:
-                continue
-            full = product(i, skip=j)
-            m = full.sum(axis=self._outside[i, j])
-            messages[i, j], total = normalised(m)
-            with np.errstate(divide="ignore"):
-                log_scale += np.log(total)
-        beliefs = {}
-        for i in self.preorder:                    # distribute: root to leaves
-            full = product(i)
-            beliefs[i] = full
-            for j in self.neighbours[i]:
-                if self.parent.get(j) != i:
-                    continue
-                # divide out j's own message instead of re-multiplying all others
-                # (Hugin's trick; 0/0 := 0 is exact here because j's message is zero
-                # exactly where j's side of the tree makes the belief vanish)
-                incoming = self._expand(messages[j, i], j, i)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    ratio = np.where(incoming > 0, full / np.where(incoming > 0, incoming, 1.0), 0.0)
-                messages[i, j], _ = normalised(ratio.sum(axis=self._outside[i, j]))
-        root_total = beliefs[0].reshape(batch, -1).sum(axis=1)
-        with np.errstate(divide="ignore"):
-            log_pe = self.log_const + log_scale + np.log(root_total)
-        zero = np.flatnonzero(~np.isfinite(log_pe))
-        if zero.size and not allow_zero:
-            which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
-            raise ZeroEvidenceError(f"{which} has probability zero: "
-                                    f"{evidence_sets[int(zero[0])]}")
-        return beliefs, log_pe
-
-    def _expand(self, message, j, i):
-        """Message from j to i (batch x separator, in j's variable order) broadcast
-        against clique i's axes."""
-        sep = self.separators[j, i]
-        order = sorted(range(len(sep)), key=lambda k: self.cliques[i].index(sep[k]))
-        m = np.transpose(message, [0] + [1 + k for k in order])
-        shape = [m.shape[0]] + [self.arity[v] if v in sep else 1 for v in self.cliques[i]]
-        return m.reshape(shape)
-
-    # ---------------------------------------------------------------- public
-    def posteriors_batch(self, evidence_sets, chunk: int | None = None):
-        """Posteriors of every variable for many evidence sets at once.
+    def posteriors_batch(self, evidence_sets, chunk: int | None = None, variables=None):
+        """Posteriors for many evidence sets at once.
 
         Returns ``(posteriors, log_pe)``: ``posteriors[v]`` has shape
         ``(len(evidence_sets), r_v)`` (an observed variable gets its indicator)
-        and ``log_pe`` the natural log of ``P(e)`` per set.  Sets are processed
-        in chunks so that no clique table exceeds about 32 million entries.
+        and ``log_pe`` the natural log of ``P(e)`` per set.  ``variables``
+        limits the answer (and the work) to those variables.  Sets are processed
+        in chunks so that one clique table of a chunk holds about a million
+        entries.
         """
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
             raise InputError("no evidence sets given")
-        if chunk is None:
-            chunk = max(1, int(32_000_000 // max(p.size for p in self.potentials)))
-        posts = {v: [] for v in self.net.variables}
+        variables = list(self.net.variables) if variables is None else list(variables)
+        unknown = [v for v in variables if v not in self.arity]
+        if unknown:
+            raise UnknownName(f"unknown variables {unknown}")
+        chunk = self._chunk(chunk)
+        posts = {v: [] for v in variables}
         logs = []
         for start in range(0, len(evidence_sets), chunk):
-            beliefs, log_pe = self._run(evidence_sets[start:start + chunk])
+            part = evidence_sets[start:start + chunk]
+            log_pe, marginals, _ = self._propagate(part, asked=set(variables))
             logs.append(log_pe)
-            for v, i in self.reader.items():
-                axes = tuple(k + 1 for k, u in enumerate(self.cliques[i]) if u != v)
-                marginal = beliefs[i].sum(axis=axes)
-                posts[v].append(marginal / marginal.sum(axis=1, keepdims=True))
+            for v in variables:
+                m = marginals[v]
+                posts[v].append(np.broadcast_to(self.prior[v], (len(part), self.arity[v]))
+                                if m is None else m)
         return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
 
-    def posteriors(self, evidence=None) -> dict:
-        """``{variable: P(variable | evidence)}`` for every variable."""
-        posts, _ = self.posteriors_batch([evidence or {}])
+    def posteriors(self, evidence=None, variables=None) -> dict:
+        """``{variable: P(variable | evidence)}`` for every variable (or those in
+        ``variables``, which saves the work for the others)."""
+        posts, _ = self.posteriors_batch([evidence or {}], variables=variables)
         return {v: p[0] for v, p in posts.items()}
 
     def joint(self, variables, evidence=None) -> np.ndarray:
@@ -324,35 +479,46 @@ class JunctionTree:
         if not holders:
             raise InputError(f"{variables} share no clique of the junction tree; "
                              "joint() answers only within a clique")
-        i = min(holders, key=lambda i: len(self.cliques[i]))
-        beliefs, _ = self._run([evidence or {}])
-        clique = list(self.cliques[i])
-        table = beliefs[i][0].sum(axis=tuple(k for k, v in enumerate(clique) if v not in variables))
+        target = min(holders, key=lambda i: len(self.cliques[i]))
+        _, _, kept = self._propagate([evidence or {}], keep=target)
+        clique = list(self.cliques[target])
+        table = kept[0].sum(axis=tuple(k for k, v in enumerate(clique)
+                                              if v not in variables))
         kept = [v for v in clique if v in variables]
         table = np.transpose(table, [kept.index(v) for v in variables])
         return table / table.sum()
 
     def log_probability_of_evidence(self, evidence=None) -> float:
         """Natural log of ``P(evidence)``."""
-        return float(self._run([evidence or {}])[1][0])
+        return float(self._propagate([evidence or {}])[0][0])
 
     def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None) -> np.ndarray:
         """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
 
         >>> from twlib.datasets import load_network
         >>> jt = JunctionTree(load_network("asia"))
-        >>> np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3).tolist()
+        >>> (np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3) + 0.0).tolist()
         [0.0, -4.566]
         """
         evidence_sets = list(evidence_sets)
-        if chunk is None:
-            chunk = max(1, int(32_000_000 // max(p.size for p in self.potentials)))
-        return np.concatenate([self._run(evidence_sets[i:i + chunk], allow_zero=True)[1]
+        chunk = self._chunk(chunk)
+        return np.concatenate([self._propagate(evidence_sets[i:i + chunk], allow_zero=True)[0]
                                for i in range(0, len(evidence_sets), chunk)])
 
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
         return math.exp(self.log_probability_of_evidence(evidence))
+
+
+def _normalised(rows):
+    return rows / rows.sum(axis=1, keepdims=True)
+
+
+def _ratio(new, old):
+    """``new / old`` with ``0 / 0 = 0``: a separator state the old marginal
+    rules out stays ruled out."""
+    return np.divide(new, old, out=np.zeros(np.broadcast_shapes(new.shape, old.shape)),
+                     where=old > 0)
 
 
 # ------------------------------------------------------------ loopy belief propagation
