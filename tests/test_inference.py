@@ -345,3 +345,11 @@ def test_junction_tree_as_networkx_is_a_tree_with_running_intersection():
         assert nx.is_connected(g.subgraph(holding))
     for i, j, d in g.edges(data=True):
         assert set(d["separator"]) == set(g.nodes[i]["variables"]) & set(g.nodes[j]["variables"])
+
+
+def test_batched_posteriors_show_progress_on_request(capsys):
+    jt = JunctionTree(datasets.load_network("asia"))
+    jt.posteriors_batch([{}] * 3)
+    assert "posteriors" not in capsys.readouterr().err
+    jt.posteriors_batch([{}] * 3, progress=True)
+    assert "posteriors" in capsys.readouterr().err

@@ -6,7 +6,8 @@ from twlib.cli import main
 from twlib.inference import FactorModel, JunctionTree
 from twlib.io import uai
 
-SMALL = ["Segmentation/Segmentation_11", "Grids/Grids_12", "CSP/CSP_12"]
+SMALL = ["Segmentation/Segmentation_11", "Grids/Grids_11", "Grids/Grids_12", "Grids/Grids_13",
+         "Grids/Grids_14", "CSP/CSP_12"]
 
 
 @pytest.mark.parametrize("stem", SMALL)

@@ -1,6 +1,8 @@
 """Bit tricks on 64-bit words, shared by the compiled kernels that keep sets as bitsets.
 
-Both functions are numba-compiled and callable from other kernels or from Python.
+A graph is kept as bitset rows: ``adj[v, w]`` holds the neighbours ``64 w .. 64 w + 63``
+of ``v`` (uint64), and a set of vertices as one row of words.  Every function is
+numba-compiled and callable from other kernels or from Python.
 
 >>> popcount(0b1011), lowest_index(0b1000)
 (3, 3)
@@ -10,7 +12,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["popcount", "lowest_index"]
+__all__ = ["popcount", "lowest_index", "all_alive", "alive_neighbours", "eliminate_vertex",
+           "missing_edges"]
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -33,3 +36,55 @@ def lowest_index(x):
     """Index of the lowest set bit of a non-zero 64-bit word."""
     v = np.uint64(x)
     return popcount((v & (~v + np.uint64(1))) - np.uint64(1))
+
+
+@nb.njit(cache=True)
+def all_alive(n, n_words):
+    """The set of vertices ``0 .. n - 1`` as ``n_words`` words."""
+    alive = np.zeros(n_words, dtype=np.uint64)
+    for v in range(n):
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    return alive
+
+
+@nb.njit(cache=True)
+def alive_neighbours(adj, alive, v, out):
+    """Neighbours of ``v`` among the ``alive`` vertices into ``out``; return their number."""
+    count = 0
+    for w in range(adj.shape[1]):
+        bits = adj[v, w] & alive[w]
+        while bits:
+            low = bits & (~bits + np.uint64(1))
+            out[count] = w * 64 + lowest_index(low)
+            count += 1
+            bits ^= low
+    return count
+
+
+@nb.njit(cache=True)
+def eliminate_vertex(adj, v, alive, nbr):
+    """Eliminate ``v``: its alive neighbours into ``nbr``, made a clique (fill-in
+    edges added to ``adj``), ``v`` removed from ``alive``; return their number."""
+    count = alive_neighbours(adj, alive, v, nbr)
+    for i in range(count):
+        u = nbr[i]
+        for j in range(count):
+            if i != j:
+                x = nbr[j]
+                adj[u, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    alive[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
+    return count
+
+
+@nb.njit(cache=True)
+def missing_edges(adj, nbr, m, weight, weighted):
+    """The fill-in of making ``nbr[:m]`` a clique: the number of pairs not yet
+    adjacent or, with ``weighted``, the sum of ``weight[a] * weight[b]`` over them."""
+    fill = 0.0
+    for i in range(m):
+        a = nbr[i]
+        for j in range(i + 1, m):
+            b = nbr[j]
+            if not (adj[a, b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
+                fill += weight[a] * weight[b] if weighted else 1.0
+    return fill

@@ -13,7 +13,8 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
-from .bitsets import lowest_index, popcount
+from .bitsets import (all_alive, alive_neighbours, eliminate_vertex, lowest_index,
+                      missing_edges, popcount)
 from .errors import BudgetExceeded, InputError, InternalError
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
@@ -225,23 +226,10 @@ _KIND = {name: i for i, name in enumerate(ORDER_HEURISTICS)}
 
 
 @nb.njit(cache=True)
-def _alive_neighbours(adj, alive, v, out):
-    """Write v's neighbours still alive into ``out``; return their number."""
-    m = 0
-    for w in range(adj.shape[1]):
-        bits = adj[v, w] & alive[w]
-        while bits:
-            out[m] = w * 64 + lowest_index(bits)
-            m += 1
-            bits &= bits - np.uint64(1)
-    return m
-
-
-@nb.njit(cache=True)
 def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
     """Cost of eliminating v now: degree, fill-in edges, fill weighted by the
     product of the endpoints' weights, or log of the clique's table size."""
-    m = _alive_neighbours(adj, alive, v, nbr)
+    m = alive_neighbours(adj, alive, v, nbr)
     if kind == 1:
         return float(m)
     if kind == 3:
@@ -249,14 +237,7 @@ def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
         for i in range(m):
             s += log_weight[nbr[i]]
         return s
-    fill = 0.0
-    for i in range(m):
-        a = nbr[i]
-        for j in range(i + 1, m):
-            b = nbr[j]
-            if not (adj[a, b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
-                fill += 1.0 if kind == 0 else weight[a] * weight[b]
-    return fill
+    return missing_edges(adj, nbr, m, weight, kind == 2)
 
 
 @nb.njit(cache=True)
@@ -277,9 +258,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
     np.random.seed(seed)
     n, words = adj0.shape
     adj = adj0.copy()
-    alive = np.zeros(words, dtype=np.uint64)
-    for v in range(n):
-        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    alive = all_alive(n, words)
     log_weight = np.log(weight)
     nbr = np.empty(n, dtype=np.int64)          # the eliminated vertex's neighbours
     nbr2 = np.empty(n, dtype=np.int64)         # scratch for the refreshes
@@ -292,7 +271,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
     for v in range(n):
         if greedy:
             cost[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
-            degree[v] = _alive_neighbours(adj, alive, v, nbr)
+            degree[v] = alive_neighbours(adj, alive, v, nbr)
         if jitter > 0:
             noise[v] = 1.0 + jitter * np.random.random()
     order = np.empty(n, dtype=np.int64)
@@ -311,21 +290,14 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
             if best < 0 or key < best_key or (key == best_key and degree[v] < degree[best]):
                 best, best_key = v, key
         v = best
-        m = _alive_neighbours(adj, alive, v, nbr)
+        m = eliminate_vertex(adj, v, alive, nbr)
         done[v] = True
         order[step] = v
         position[v] = step
-        alive[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
         size[v] = m + 1
         log_table[v] = log_weight[v]
         for i in range(m):
             log_table[v] += log_weight[nbr[i]]
-        for i in range(m):                      # the neighbours become a clique
-            a = nbr[i]
-            for j in range(m):
-                if i != j:
-                    b = nbr[j]
-                    adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
         # refresh the costs the elimination can change
         n_around = 0
         for i in range(m if greedy else 0):
@@ -335,7 +307,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
                 around[n_around] = a
                 n_around += 1
             if kind == 0 or kind == 2:
-                k = _alive_neighbours(adj, alive, a, nbr2)
+                k = alive_neighbours(adj, alive, a, nbr2)
                 for j in range(k):
                     b = nbr2[j]
                     if stamp[b] != step:
@@ -345,7 +317,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
         for i in range(n_around):
             a = around[i]
             cost[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
-            degree[a] = _alive_neighbours(adj, alive, a, nbr2)
+            degree[a] = alive_neighbours(adj, alive, a, nbr2)
     # parent of a clique: its first neighbour eliminated after it; a clique is
     # not maximal when a child's clique holds it (the child has one more vertex)
     maximal = np.ones(n, dtype=np.bool_)

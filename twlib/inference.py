@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numba as nb
 import numpy as np
+from tqdm.auto import tqdm
 
 from .errors import BudgetExceeded, InputError, UnknownName
 from .factors import Factor, FactorModel, ZeroEvidenceError, labelled_einsum, cpt_factor
@@ -118,7 +119,7 @@ class JunctionTree:
     max_memory_gb : float
         Refuse, with :class:`MemoryBudgetExceeded`, trees whose tables would
         need more memory than this: the calibrated clique tables (8 bytes an
-        entry) plus three working copies of the largest one.
+        entry) plus two working copies of the largest one.
     order_method : str
         The method of :func:`twlib.graphs.elimination_order` used when no
         order is given.
@@ -156,7 +157,7 @@ class JunctionTree:
         self.width = max(len(c) for c in cliques) - 1
         sizes = [math.prod(self.arity[v] for v in c) for c in cliques]
         self.entries = int(sum(sizes))
-        need = 8 * (self.entries + 3 * max(sizes)) / 2**30
+        need = 8 * (self.entries + 2 * max(sizes)) / 2**30
         if need > max_memory_gb:
             raise MemoryBudgetExceeded(
                 f"exact inference on {model.name!r} needs about {need:.1f} GiB (elimination width "
@@ -232,16 +233,28 @@ class JunctionTree:
         Bayesian network)."""
         tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
         scale = np.zeros(len(self.cliques))
+        home = {i: [] for i in range(len(self.cliques))}
         for f in model.factors:
             scope = set(f.variables)
-            i = min((i for i, c in enumerate(self.cliques) if scope <= set(c)),
-                    key=lambda i: len(self.cliques[i]))
-            tables[i] = labelled_einsum(tables[i], ["batch"] + list(self.cliques[i]), f.values,
-                                        list(f.variables), ["batch"] + list(self.cliques[i]))
-            peak = tables[i].max()
-            if peak > 0:
-                tables[i] /= peak
-                scale[i] += math.log(peak)
+            home[min((i for i, c in enumerate(self.cliques) if scope <= set(c)),
+                     key=lambda i: len(self.cliques[i]))].append(f)
+        for i, factors in home.items():
+            clique = self.cliques[i]
+            for k, f in enumerate(factors):
+                # in place, each factor scaled to peak 1, the table every 16 factors,
+                # so that long products neither allocate nor underflow
+                peak = f.values.max()
+                if peak > 0:
+                    scale[i] += math.log(peak)
+                on_clique = sorted(f.variables, key=clique.index)
+                values = np.transpose(f.values, [f.variables.index(v) for v in on_clique])
+                tables[i] *= (values / (peak if peak > 0 else 1.0)).reshape(
+                    [1] + [self.arity[v] if v in f.variables else 1 for v in clique])
+                if k % 16 == 15:
+                    top = tables[i].max()
+                    if top > 0:
+                        tables[i] /= top
+                        scale[i] += math.log(top)
         seps = {}
         for i in reversed(self.preorder[1:]):                 # collect
             p = self.parent[i]
@@ -251,7 +264,7 @@ class JunctionTree:
                 raise ZeroEvidenceError(f"the model {model.name!r} gives every state probability "
                                         "zero")
             seps[i] = new / total
-            tables[p] = tables[p] * self._sep_on_parent(i, seps[i])
+            tables[p] *= self._sep_on_parent(i, seps[i])
             scale[p] += scale[i] + math.log(total)
         total = tables[self.root].sum()
         if total <= 0:
@@ -261,7 +274,7 @@ class JunctionTree:
         for i in self.preorder[1:]:                           # distribute
             p = self.parent[i]
             new = self._parent_to_sep(i, tables[p])
-            tables[i] = tables[i] * self._sep_on_child(i, _ratio(new, seps[i]))
+            tables[i] *= self._sep_on_child(i, _ratio(new, seps[i]))
             tables[i] /= tables[i].sum()
             seps[i] = new / new.sum()
         self.tables = [t[0] for t in tables]
@@ -423,7 +436,8 @@ class JunctionTree:
         return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, width {self.width}, "
                 f"{self.entries} entries, largest table {max(t.size for t in self.tables)})")
 
-    def posteriors_batch(self, evidence_sets, chunk: int | None = None, variables=None):
+    def posteriors_batch(self, evidence_sets, chunk: int | None = None, variables=None,
+                         progress: bool = False):
         """Posteriors for many evidence sets at once.
 
         Returns ``(posteriors, log_pe)``: ``posteriors[v]`` has shape
@@ -431,7 +445,7 @@ class JunctionTree:
         and ``log_pe`` the natural log of ``P(e)`` per set.  ``variables``
         limits the answer (and the work) to those variables.  Sets are processed
         in chunks so that one clique table of a chunk holds about a million
-        entries.
+        entries; ``progress=True`` shows a tqdm bar over the sets.
         """
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
@@ -443,14 +457,17 @@ class JunctionTree:
         chunk = self._chunk(chunk)
         posts = {v: [] for v in variables}
         logs = []
+        bar = tqdm(total=len(evidence_sets), unit="set", desc="posteriors", disable=not progress)
         for start in range(0, len(evidence_sets), chunk):
             part = evidence_sets[start:start + chunk]
             log_pe, marginals, _ = self._propagate(part, asked=set(variables))
+            bar.update(len(part))
             logs.append(log_pe)
             for v in variables:
                 m = marginals[v]
                 posts[v].append(np.broadcast_to(self.prior[v], (len(part), self.arity[v]))
                                 if m is None else m)
+        bar.close()
         return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
 
     def posteriors(self, evidence=None, variables=None) -> dict:

@@ -29,7 +29,7 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
-from ..bitsets import lowest_index, popcount
+from ..bitsets import alive_neighbours, all_alive, eliminate_vertex, missing_edges, popcount
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import elimination_width, moral_graph, treewidth_exact
@@ -89,51 +89,15 @@ def _parent_rows(parents, k):
 
 
 @nb.njit(cache=True)
-def _alive_neighbours(adj, alive, v, out):
-    """Neighbours of ``v`` among the ``alive`` vertices into ``out``; return their number."""
-    count = 0
-    for w in range(adj.shape[1]):
-        bits = adj[v, w] & alive[w]
-        while bits:
-            low = bits & (~bits + np.uint64(1))
-            out[count] = w * 64 + lowest_index(low)
-            count += 1
-            bits ^= low
-    return count
-
-
-@nb.njit(cache=True)
-def _eliminate(adj, v, alive, nbr):
-    """Later neighbours of ``v`` into ``nbr``; make them a clique; return their number."""
-    count = _alive_neighbours(adj, alive, v, nbr)
-    for i in range(count):
-        u = nbr[i]
-        for j in range(count):
-            if i != j:
-                x = nbr[j]
-                adj[u, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-    alive[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
-    return count
-
-
-@nb.njit(cache=True)
-def _all_alive(n, n_words):
-    alive = np.zeros(n_words, dtype=np.uint64)
-    for v in range(n):
-        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
-    return alive
-
-
-@nb.njit(cache=True)
 def _filled(adj0, order):
     """The graph plus the fill-in of eliminating ``order``: a chordal supergraph whose
     cliques have at most width + 1 vertices."""
     n, n_words = adj0.shape
     adj = adj0.copy()
-    alive = _all_alive(n, n_words)
+    alive = all_alive(n, n_words)
     nbr = np.empty(n, dtype=np.int64)
     for v in order:
-        _eliminate(adj, v, alive, nbr)
+        eliminate_vertex(adj, v, alive, nbr)
     return adj
 
 
@@ -142,16 +106,19 @@ def _width_along(adj0, order, k):
     """Width of eliminating ``order``; stops at the first clique wider than ``k``."""
     n, n_words = adj0.shape
     adj = adj0.copy()
-    alive = _all_alive(n, n_words)
+    alive = all_alive(n, n_words)
     nbr = np.empty(n, dtype=np.int64)
     width = 0
     for v in order:
-        c = _eliminate(adj, v, alive, nbr)
+        c = eliminate_vertex(adj, v, alive, nbr)
         if c > width:
             width = c
             if width > k:
                 return width
     return width
+
+
+_NO_WEIGHTS = np.ones(0)
 
 
 @nb.njit(cache=True)
@@ -162,15 +129,8 @@ def _cost(adj, alive, v, k, nbr):
         deg += popcount(adj[v, w] & alive[w])
     if deg > k:
         return deg, -1
-    _alive_neighbours(adj, alive, v, nbr)
-    fill = 0
-    for i in range(deg):
-        u = nbr[i]
-        for j in range(i + 1, deg):
-            x = nbr[j]
-            if not (adj[u, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
-                fill += 1
-    return deg, fill
+    alive_neighbours(adj, alive, v, nbr)
+    return deg, int(missing_edges(adj, nbr, deg, _NO_WEIGHTS, False))
 
 
 @nb.njit(cache=True)
@@ -182,7 +142,7 @@ def _min_fill(adj0, k):
     (its neighbours and theirs), the only places where degree or fill change."""
     n, n_words = adj0.shape
     adj = adj0.copy()
-    alive = _all_alive(n, n_words)
+    alive = all_alive(n, n_words)
     done = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     nbr = np.empty(n, dtype=np.int64)
@@ -203,14 +163,14 @@ def _min_fill(adj0, k):
                 best = v
         if best < 0:
             return order, k + 1
-        c = _eliminate(adj, best, alive, elim)
+        c = eliminate_vertex(adj, best, alive, elim)
         width = max(width, c)
         done[best] = True
         order[step] = best
         for i in range(c):
             u = elim[i]
             around[0] = u
-            m = 1 + _alive_neighbours(adj, alive, u, around[1:])
+            m = 1 + alive_neighbours(adj, alive, u, around[1:])
             for j in range(m):
                 y = around[j]
                 if stamp[y] != step:
