@@ -197,13 +197,12 @@ class JunctionTree:
         for i in self.preorder[1:]:
             p, child, up = self.parent[i], self.cliques[i], self.cliques[self.parent[i]]
             sep = self.separators[i, p]
-            shape = [self.arity[v] for v in sep]
             self._up[i] = (tuple(1 + k for k, v in enumerate(child) if v not in sep),
                            tuple(1 + k for k, v in enumerate(up) if v not in sep),
                            [sorted(sep, key=up.index).index(v) + 1 for v in sep])
             self._down[i] = ([-1] + [self.arity[v] if v in sep else 1 for v in child],
                              [-1] + [self.arity[v] if v in sep else 1 for v in up],
-                             [0] + [1 + sep.index(v) for v in up if v in sep], shape)
+                             [0] + [1 + sep.index(v) for v in up if v in sep])
         # each variable's posterior is read from (and its evidence enters) the
         # smallest clique holding it
         self.reader = {v: min((i for i, c in enumerate(self.cliques) if v in c),
