@@ -10,6 +10,7 @@ its time to the first move and its peak memory.  Issue 17's targets: 10,000
 variables, first certified improvement within 10 minutes, under 16 GiB.
 
     python benchmarks/bench_scale.py [--quick] [--sizes 500,1000,2000] [--k 3] [--time-limit 60]
+        [--save data/results/ch09_scale.csv]
 """
 from __future__ import annotations
 
@@ -49,21 +50,26 @@ def main():
     ap.add_argument("--sizes", default=None, help="comma-separated numbers of variables")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--save", default=None, help="write the rows to this CSV (Chapter 9 reads it)")
     args = ap.parse_args()
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
              else [300, 1000] if args.quick else [500, 1000, 2000, 5000, 10000])
     limit = args.time_limit or (10.0 if args.quick else 120.0)
     print(f"{'n':>6s} {'k':>2s} {'ready s':>8s} {'first gain s':>12s} {'score then':>14s} "
           f"{'score at limit':>14s} {'families':>11s} {'peak GiB':>8s}")
-    last = None
+    rows = []
     context = multiprocessing.get_context("spawn")          # a fresh process: its own peak
     for n in sizes:
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
             row = pool.submit(run, n, args.k, limit).result()
-        last = row
+        rows.append(dict(row, time_limit=limit))
         print(f"{n:6d} {row['k']:2d} {row['ready_s']:8.1f} {row['first_s']:12.1f} "
               f"{row['first_score']:14.1f} "
               f"{row['score']:14.1f} {row['families']:11,d} {row['peak_gb']:8.2f}", flush=True)
+    if args.save:
+        import pandas as pd
+        pd.DataFrame(rows).to_csv(args.save, index=False)
+    last = rows[-1]
     print(f"bench_scale: n = {last['n']:,}, k = {last['k']}: search ready after "
           f"{last['ready_s']:.1f} s, first improvement after {last['first_s']:.1f} s, peak memory "
           f"{last['peak_gb']:.2f} GiB (targets at 10,000: 600 s, 16 GiB)")

@@ -378,7 +378,7 @@ class JunctionTree:
                 base = work.get(i)
             else:
                 new, old = msg.pop(i), seps.get(i, self.seps[i][None])
-                if i not in seps and (new is None or np.allclose(new, old, rtol=1e-13, atol=0)):
+                if i not in seps and (new is None or _held(new, old)):
                     base = None                               # the separator marginal held
                 else:
                     ratio = _ratio(new, old)
@@ -524,6 +524,12 @@ class JunctionTree:
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
         return math.exp(self.log_probability_of_evidence(evidence))
+
+
+def _held(new, old) -> bool:
+    """Whether a separator marginal is unchanged (relative tolerance 1e-13):
+    ``np.allclose`` without its overhead, which dominates on small trees."""
+    return bool((np.abs(new - old) <= 1e-13 * np.abs(old)).all())
 
 
 def _normalised(rows):
