@@ -5,7 +5,8 @@ in a hidden order) gives 3,000 rows; ``bounded.learn`` runs with tree-width boun
 k for ``--time-limit`` seconds in a fresh process.  Printed per run: the seconds
 until the search is ready (every variable's row of single-parent gains scored:
 n^2 families), to the first improvement it records, the score then and at the
-limit, the families scored, and the process's peak resident memory.  The last line gives the largest n run,
+limit, the families scored, and the process's peak resident memory (nan: no
+improvement within the time limit).  The last line gives the largest n run,
 its time to the first move and its peak memory.  Issue 17's targets: 10,000
 variables, first certified improvement within 10 minutes, under 16 GiB.
 
@@ -36,7 +37,7 @@ def run(n: int, k: int, time_limit: float, seed: int = 0) -> dict:
     started = time.perf_counter()
     res = bounded.learn(data, k, time_limit=time_limit, random_state=seed)
     history = res.stats["history"]            # [start, then improvements]
-    first = history[1] if len(history) > 1 else history[0]
+    first = history[1] if len(history) > 1 else {"seconds": float("nan"), "score": float("nan")}
     return {"n": n, "k": k, "ready_s": history[0]["seconds"], "first_s": first["seconds"],
             "first_score": first["score"],
             "score": res.score, "seconds": time.perf_counter() - started,
