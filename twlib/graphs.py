@@ -227,17 +227,18 @@ _KIND = {name: i for i, name in enumerate(ORDER_HEURISTICS)}
 
 @nb.njit(cache=True)
 def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
-    """Cost of eliminating v now: degree, fill-in edges, fill weighted by the
-    product of the endpoints' weights, or log of the clique's table size."""
+    """``(cost, degree)`` of eliminating v now; the cost is the degree, the
+    fill-in edges, the fill weighted by the product of the endpoints' weights,
+    or the log of the clique's table size."""
     m = alive_neighbours(adj, alive, v, nbr)
     if kind == 1:
-        return float(m)
+        return float(m), m
     if kind == 3:
         s = log_weight[v]
         for i in range(m):
             s += log_weight[nbr[i]]
-        return s
-    return missing_edges(adj, nbr, m, weight, kind == 2)
+        return s, m
+    return missing_edges(adj, nbr, m, weight, kind == 2), m
 
 
 @nb.njit(cache=True)
@@ -270,8 +271,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
     greedy = fixed.shape[0] == 0
     for v in range(n):
         if greedy:
-            cost[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
-            degree[v] = alive_neighbours(adj, alive, v, nbr)
+            cost[v], degree[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
         if jitter > 0:
             noise[v] = 1.0 + jitter * np.random.random()
     order = np.empty(n, dtype=np.int64)
@@ -316,8 +316,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
                         n_around += 1
         for i in range(n_around):
             a = around[i]
-            cost[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
-            degree[a] = alive_neighbours(adj, alive, a, nbr2)
+            cost[a], degree[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
     # parent of a clique: its first neighbour eliminated after it; a clique is
     # not maximal when a child's clique holds it (the child has one more vertex)
     maximal = np.ones(n, dtype=np.bool_)
@@ -428,15 +427,14 @@ def _spectral_sweeps(graph: nx.Graph, nodes):
     one per connected component in turn."""
     index = {v: i for i, v in enumerate(nodes)}
     coords = np.zeros((len(nodes), 2))
-    for comp in nx.connected_components(graph):
-        members = [v for v in nodes if v in comp]
-        if len(members) > 3:
-            lap = nx.laplacian_matrix(graph, nodelist=members).toarray().astype(float)
-            vecs = np.linalg.eigh(lap)[1]
-            coords[[index[v] for v in members]] = vecs[:, 1:3]
     component = np.empty(len(nodes), dtype=np.int64)
     for c, comp in enumerate(nx.connected_components(graph)):
-        component[[index[v] for v in comp]] = c
+        members = [v for v in nodes if v in comp]
+        rows = [index[v] for v in members]
+        component[rows] = c
+        if len(members) > 3:
+            lap = nx.laplacian_matrix(graph, nodelist=members).toarray().astype(float)
+            coords[rows] = np.linalg.eigh(lap)[1][:, 1:3]
     for angle in np.linspace(0, np.pi, SWEEP_ANGLES, endpoint=False):
         position = coords @ np.array([np.cos(angle), np.sin(angle)])
         yield np.lexsort((position, component)).astype(np.int64)
@@ -466,11 +464,13 @@ def elimination_cost(graph: nx.Graph, order, weights=None):
     order = list(order)
     if sorted(map(str, order)) != sorted(map(str, nodes)) or len(set(order)) != len(order):
         raise InputError("the order must list every node of the graph exactly once")
+    if not nodes:
+        return 0, 0.0
     index = {v: i for i, v in enumerate(nodes)}
-    w = _node_weights(nodes, weights, required=False)
-    cliques, _ = clique_tree(graph, order)
-    entries = float(sum(math.prod(w[index[v]] for v in c) for c in cliques))
-    return max((len(c) for c in cliques), default=1) - 1, entries
+    _, width, entries = greedy_elimination(
+        _bitset_rows(graph, nodes), 0, _node_weights(nodes, weights, required=False), 0.0, 0,
+        np.array([index[v] for v in order], dtype=np.int64))
+    return int(width), float(entries)
 
 
 def induced_graph(graph: nx.Graph, order) -> nx.Graph:
