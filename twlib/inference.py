@@ -205,11 +205,21 @@ class JunctionTree:
                              [0] + [1 + sep.index(v) for v in up if v in sep])
         # each variable's posterior is read from (and its evidence enters) the
         # smallest clique holding it
-        self.reader = {v: min((i for i, c in enumerate(self.cliques) if v in c),
-                              key=lambda i: len(self.cliques[i])) for v in self.net.variables}
+        self._holding = {v: set() for v in self.net.variables}     # variable -> its cliques
+        for i, c in enumerate(self.cliques):
+            for v in c:
+                self._holding[v].add(i)
+        self.reader = {v: self._smallest_clique_holding({v}) for v in self.net.variables}
         self._readers = {i: [] for i in nbrs}
         for v, i in self.reader.items():
             self._readers[i].append(v)
+
+    def _smallest_clique_holding(self, scope):
+        """Index of the smallest clique that holds every variable of ``scope``
+        (None if none does)."""
+        found = (set.intersection(*(self._holding[v] for v in scope)) if scope
+                 else range(len(self.cliques)))
+        return min(found, key=lambda i: (len(self.cliques[i]), i)) if found else None
 
     def _child_to_sep(self, i, table):
         return table.sum(axis=self._up[i][0])
@@ -234,9 +244,7 @@ class JunctionTree:
         scale = np.zeros(len(self.cliques))
         home = {i: [] for i in range(len(self.cliques))}
         for f in model.factors:
-            scope = set(f.variables)
-            home[min((i for i, c in enumerate(self.cliques) if scope <= set(c)),
-                     key=lambda i: len(self.cliques[i]))].append(f)
+            home[self._smallest_clique_holding(set(f.variables))].append(f)
         for i, factors in home.items():
             clique = self.cliques[i]
             for k, f in enumerate(factors):
@@ -298,8 +306,8 @@ class JunctionTree:
         return np.einsum(*ops, [batch_label] + out)
 
     def _marginal(self, table, i, v):
-        return _normalised(table.sum(axis=tuple(k + 1 for k, u in enumerate(self.cliques[i])
-                                                 if u != v)))
+        others = tuple(k + 1 for k, u in enumerate(self.cliques[i]) if u != v)
+        return _per_set_normalised(table.sum(axis=others))[0]
 
     def _propagate(self, evidence_sets, asked=(), keep=None, allow_zero: bool = False):
         """One batch: enter the evidence, collect along the paths from the
@@ -336,10 +344,7 @@ class JunctionTree:
             if i not in dirty:
                 continue
             p = self.parent[i]
-            new = self._child_to_sep(i, work[i])
-            total = new.reshape(batch, -1).sum(axis=1)
-            safe = np.where(total > 0, total, 1.0)
-            seps[i] = new / safe.reshape((batch,) + (1,) * (new.ndim - 1))
+            seps[i], total = _per_set_normalised(self._child_to_sep(i, work[i]))
             if p not in work:
                 work[p] = np.repeat(self.tables[p][None], batch, axis=0)
                 scale[p] = np.zeros(batch)
@@ -348,11 +353,9 @@ class JunctionTree:
                 scale[p] += scale[i] + np.log(total)
         log_pe = np.zeros(batch)
         if self.root in work:
-            total = work[self.root].reshape(batch, -1).sum(axis=1)
+            work[self.root], total = _per_set_normalised(work[self.root])
             with np.errstate(divide="ignore"):
                 log_pe = scale[self.root] + np.log(total)
-            work[self.root] /= np.where(total > 0, total, 1.0).reshape(
-                (batch,) + (1,) * (work[self.root].ndim - 1))
         log_pe = log_pe + self.log_z
         zero = np.flatnonzero(~np.isfinite(log_pe))
         if zero.size and not allow_zero:
@@ -400,13 +403,12 @@ class JunctionTree:
             if base[0].size * batch < FUSED_FROM_ENTRIES:
                 table = base if ratio is None else base * self._sep_on_child(i, ratio)
             for c in kids:
-                part = (self._parent_to_sep(c, table) if table is not None
-                        else self._project(i, base, ratio, self.separators[c, i]))
-                msg[c] = part / part.reshape(batch, -1).sum(axis=1).reshape(
-                    (batch,) + (1,) * (part.ndim - 1))
+                msg[c], _ = _per_set_normalised(
+                    self._parent_to_sep(c, table) if table is not None
+                    else self._project(i, base, ratio, self.separators[c, i]))
             for v in here:
                 marginals[v] = (self._marginal(table, i, v) if table is not None
-                                else _normalised(self._project(i, base, ratio, (v,))))
+                                else _per_set_normalised(self._project(i, base, ratio, (v,)))[0])
         return log_pe, marginals, kept
 
     def _chunk(self, chunk):
@@ -432,8 +434,9 @@ class JunctionTree:
         return graph
 
     def __repr__(self):
-        return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, width {self.width}, "
-                f"{self.entries} entries, largest table {max(t.size for t in self.tables)})")
+        return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, "
+                f"width {self.width}, {self.entries} entries, "
+                f"largest table {max(t.size for t in self.tables)})")
 
     def posteriors_batch(self, evidence_sets, chunk: int | None = None, variables=None,
                          progress: bool = False):
@@ -491,15 +494,13 @@ class JunctionTree:
             raise UnknownName(f"unknown variables {unknown}")
         if len(set(variables)) != len(variables):
             raise InputError(f"variables repeat: {variables}")
-        holders = [i for i, c in enumerate(self.cliques) if set(variables) <= set(c)]
-        if not holders:
+        target = self._smallest_clique_holding(set(variables))
+        if target is None:
             raise InputError(f"{variables} share no clique of the junction tree; "
                              "joint() answers only within a clique")
-        target = min(holders, key=lambda i: len(self.cliques[i]))
-        _, _, kept = self._propagate([evidence or {}], keep=target)
+        _, _, belief = self._propagate([evidence or {}], keep=target)
         clique = list(self.cliques[target])
-        table = kept[0].sum(axis=tuple(k for k, v in enumerate(clique)
-                                              if v not in variables))
+        table = belief[0].sum(axis=tuple(k for k, v in enumerate(clique) if v not in variables))
         kept = [v for v in clique if v in variables]
         table = np.transpose(table, [kept.index(v) for v in variables])
         return table / table.sum()
@@ -532,8 +533,12 @@ def _held(new, old) -> bool:
     return bool((np.abs(new - old) <= 1e-13 * np.abs(old)).all())
 
 
-def _normalised(rows):
-    return rows / rows.sum(axis=1, keepdims=True)
+def _per_set_normalised(table):
+    """``(table / each batch member's total, the totals)``, batch axis first; a
+    member whose total is zero keeps its zeros."""
+    totals = table.reshape(table.shape[0], -1).sum(axis=1)
+    safe = np.where(totals > 0, totals, 1.0)
+    return table / safe.reshape((table.shape[0],) + (1,) * (table.ndim - 1)), totals
 
 
 def _ratio(new, old):
