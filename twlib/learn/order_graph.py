@@ -432,6 +432,11 @@ def optimal_order(masks, costs, offsets):
     return order, chosen, float(total[-1])
 
 
+def _dp_gib(n: int) -> float:
+    """GiB the DP's tables take over n variables (a float64 total and an int8 leaf per subset)."""
+    return (1 << n) * 9 / 2**30
+
+
 def _dp_order(leaf, n) -> list:
     """The optimal order the DP's ``leaf`` table encodes: from the full set, drop
     each subset's best last variable in turn."""
@@ -475,7 +480,7 @@ def dp(pss: ParentSetScores, *, max_memory_gb: float = 4.0) -> LearnResult:
     started = time.perf_counter()
     problem = _Problem(pss)
     n = problem.n
-    need = (1 << n) * 9 / 2**30
+    need = _dp_gib(n)
     if need > max_memory_gb:
         raise BudgetExceeded(f"dynamic programming over {n} variables needs {need:.1f} GiB "
                              f"(more than max_memory_gb={max_memory_gb}); use astar with a node limit")
@@ -647,7 +652,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
         raise InputError(f"the order graph takes at most 64 variables, got {data.n_vars}")
     pss = ParentSetScores(data, score=score, ess=ess, max_parents=max_parents)
     if method == "auto":
-        method = "dp" if (1 << pss.n_vars) * 9 / 2**30 <= max_memory_gb else "astar"
+        method = "dp" if _dp_gib(pss.n_vars) <= max_memory_gb else "astar"
     if method == "dp":
         res = dp(pss, max_memory_gb=max_memory_gb)
     else:
