@@ -19,7 +19,6 @@ answers.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 import tracemalloc
@@ -43,11 +42,6 @@ def evidence_sets(net, count, rng):
     return sets
 
 
-def agrum_entries(ie, bn):
-    jt = ie.junctionTree()
-    return sum(math.prod(bn.variable(v).domainSize() for v in jt.clique(c)) for c in jt.nodes())
-
-
 def run(name, count, memory_gb, rng):
     import pyagrum as gum
 
@@ -55,7 +49,8 @@ def run(name, count, memory_gb, rng):
     sets = evidence_sets(net, count, rng)
     bn = interop.to_pyagrum(net)
     ie = gum.LazyPropagation(bn)
-    row = {"network": name, "n": len(net.variables), "agrum_entries": agrum_entries(ie, bn)}
+    row = {"network": name, "n": len(net.variables),
+           "agrum_entries": interop.pyagrum_tree_entries(ie)}
     agrum = None
     if 8 * row["agrum_entries"] <= memory_gb * 2**30:     # else pyAgrum would not fit either
         ie.makeInference()
