@@ -82,7 +82,7 @@ def _query(args) -> None:
     unknown = [t for t in targets if t not in net.variables]
     if unknown:
         raise InputError(f"unknown target variables {unknown}")
-    posts, log_pe = tree.posteriors_batch([evidence])
+    posts, log_pe = tree.posteriors_batch([evidence], variables=targets)
     answer = {"evidence": evidence, "log_probability_of_evidence": float(log_pe[0]),
               "posteriors": {t: dict(zip(net.states(t), map(float, posts[t][0])))
                              for t in targets}}
@@ -99,7 +99,7 @@ def _info(args) -> None:
     moral = moral_graph(net.parent_map())
     moral.add_nodes_from(net.variables)
     width, order = treewidth_upper_bound(moral)
-    kind = "min-fill/min-degree upper bound"
+    kind = "upper bound of the greedy heuristics"
     if len(net.variables) <= 20:
         width, order = treewidth_exact(moral)
         kind = "exact"
