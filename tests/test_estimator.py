@@ -136,3 +136,11 @@ def test_bad_input_is_named(fitted, frame):
         fitted.score_samples(frame.drop(columns=["lung"]))
     with pytest.raises(UnknownName, match="target"):
         fitted.predict_proba(frame, target="weather")
+
+
+def test_the_junction_tree_is_built_once_per_fit(frame):
+    model = BoundedTreewidthNetwork(k=2, time_limit=5, random_state=0).fit(frame)
+    tree = model.junction_tree()
+    assert model.junction_tree() is tree
+    model.set_params(k=1).fit(frame)
+    assert model.junction_tree() is not tree and model.junction_tree().width <= 1

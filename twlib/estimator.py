@@ -109,6 +109,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
             res.width, res.elimination_order = treewidth_upper_bound(
                 moral_graph(res.network.parent_map()))
         self.result_ = res
+        self._tree = None
         self.network_: BayesianNetwork = res.network
         self.score_ = res.score
         self.width_ = res.width
@@ -166,9 +167,12 @@ class BoundedTreewidthNetwork(BaseEstimator):
         return self.network_.sample(n_samples, random_state=random_state).to_pandas()
 
     def junction_tree(self) -> JunctionTree:
-        """A junction tree of the learned network along its certificate order."""
+        """A junction tree of the learned network along its certificate order
+        (built on first use and kept until the next :meth:`fit`)."""
         check_is_fitted(self, "network_")
-        return JunctionTree(self.network_, order=self.elimination_order_)
+        if self._tree is None:
+            self._tree = JunctionTree(self.network_, order=self.elimination_order_)
+        return self._tree
 
     def predict_proba(self, X, target) -> np.ndarray:
         """``P(target | the other columns of each row)``, one row per row of X, columns in
@@ -183,7 +187,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         evidence = [{v: int(row[j]) for j, v in columns} for row in data.values]
         if not evidence:
             return np.empty((0, len(self._states[target])))
-        posts, _ = self.junction_tree().posteriors_batch(evidence)
+        posts, _ = self.junction_tree().posteriors_batch(evidence, variables=[target])
         return posts[target]
 
     def classes(self, target) -> list:
