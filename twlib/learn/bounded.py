@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+import uuid
 
 import numba as nb
 import numpy as np
@@ -34,6 +35,7 @@ from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import elimination_width, moral_graph, treewidth_exact
 from ..network import BayesianNetwork
+from ..parallel import run_tasks, worker_count
 from ..scores import FamilyScorer, ParentSetScores
 from . import order_graph
 from .result import LearnResult
@@ -211,7 +213,7 @@ def _reaches(pa, source, target, skip_child, skip_parent):
 class _State:
     """A DAG with in-degree <= k, its local scores, the move gains and a width certificate."""
 
-    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks):
+    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks, executor=None):
         self.scorer, self.k = scorer, k
         n = scorer.data.n_vars
         self.n, self.n_words = n, (n + 63) // 64
@@ -226,17 +228,20 @@ class _State:
         self.min_fill_budget = MIN_FILL_PER_ROUND
         self.undecided = 0
         self.checks = checks      # shared by the states of one run: counts of width checks
+        scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k], executor)
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
 
-    def derive(self, parents, order) -> "_State":
-        """A new state for ``parents``, recomputing only the rows of changed variables."""
+    def derive(self, parents, order, checks=None) -> "_State":
+        """A new state for ``parents``, recomputing only the rows of changed variables;
+        it counts its width checks in ``checks`` (default: this state's counts)."""
         new = object.__new__(_State)
         new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
         new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
         new.add, new.rem = self.add.copy(), self.rem.copy()
         new.order = np.asarray(order, dtype=np.int64).copy()
-        new.blocked, new.order_refused, new.checks = set(), set(), self.checks
+        new.blocked, new.order_refused = set(), set()
+        new.checks = self.checks if checks is None else checks
         new.min_fill_budget, new.undecided = MIN_FILL_PER_ROUND, 0
         for v in range(self.n):
             ps = tuple(sorted(parents[v]))
@@ -261,10 +266,8 @@ class _State:
         self.add[v] = -np.inf
         self.rem[v] = -np.inf
         if len(ps) < self.k:
-            others = np.array([u for u in range(self.n) if u != v and u not in ps],
-                              dtype=np.int64)
-            if others.size:
-                self.add[v, others] = self.scorer.with_each_added(v, ps, others) - s
+            row = self.scorer.growth_row(v, ps)
+            self.add[v] = np.where(np.isnan(row), -np.inf, row - s)
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
@@ -582,7 +585,8 @@ def _check(data: Dataset, k, time_limit, max_iter):
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           parameter_ess: float | None = 1.0, time_limit: float = 60.0,
           max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
-          random_state=None, progress: bool = False) -> LearnResult:
+          random_state=None, progress: bool = False, executor=None,
+          restarts_per_round: int | None = None) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -609,6 +613,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         exactly with the rest fixed (:func:`_improve_window`).
     progress : bool
         A tqdm bar over the time budget.
+    executor : optional
+        Where the parallel parts run (see :mod:`twlib.parallel`): a
+        ``concurrent.futures`` executor or a Dask client.  The first rows of
+        candidate parents are scored in blocks of variables on its workers,
+        and each round of restarts runs one restart per worker.
+    restarts_per_round : int, optional
+        Restarts from the best network per round, the best of them kept
+        (default: one per worker of ``executor``, 1 without).  Each restart
+        draws its own random stream from ``random_state``, so a run with an
+        executor returns the same network as the in-process run with the same
+        ``restarts_per_round``, unless ``time_limit`` cuts one of them short.
 
     Returns
     -------
@@ -633,6 +648,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
     if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
         raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
+    batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise InputError(f"restarts_per_round must be an integer >= 1 or None, got {batch!r}")
     started = time.perf_counter()
     deadline = started + time_limit
     rng = np.random.default_rng(random_state)
@@ -658,22 +676,20 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         start, order = {v: () for v in range(n)}, np.arange(n)
     if bound is None and score != "bdeu":
         bound = upper_bound(scorer, k)
-    checks = {"order": 0, "min_fill": 0, "refused": 0}
-    state = _State(scorer, k, [start[v] for v in range(n)], order, checks)
+    checks = _no_checks()
+    state = _State(scorer, k, [start[v] for v in range(n)], order, checks, executor)
     note("start", state.score)
-    best, best_state = state.snapshot(), state
-    runs = 0
+    start_score = state.score
     bar = _progress_bar(progress, time_limit)
-    status = "complete"
     tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
+    tally["steps"] += state.climb(deadline, checkpoint)
+    if window > 1:
+        state = _polish(state, scorer, k, min(window, n), rng, deadline, tally)
+    best, best_state, runs = state.snapshot(), state, 1
+    if best[2] > start_score + _EPS * max(1.0, abs(start_score)):
+        note("hill climbing run 1", best[2])
+    shared = (uuid.uuid4().hex, data, score, ess, k, perturbation, window)
     while True:
-        tally["steps"] += state.climb(deadline, checkpoint)
-        if window > 1:
-            state = _polish(state, scorer, k, min(window, n), rng, deadline, tally)
-        runs += 1
-        if state.score > best[2] + _EPS * max(1.0, abs(best[2])):
-            best, best_state = state.snapshot(), state
-            note(f"hill climbing run {runs}", best[2])
         if bar is not None:
             bar.update(min(time.perf_counter() - started, time_limit) - bar.n)
             bar.set_postfix(best=f"{best[2]:.1f}", runs=runs)
@@ -684,8 +700,31 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
             status = "time_limit"
             break
         if max_iter is not None and runs >= max_iter:
+            status = "complete"
             break
-        state = _perturbed(best_state, perturbation, rng)
+        count = batch if max_iter is None else min(batch, max_iter - runs)
+        seeds = rng.integers(2**63, size=count).tolist()
+        parents, order, _ = best
+        seconds = deadline - time.perf_counter()
+        if executor is None:
+            outcomes = []
+            for seed in seeds:
+                state, more_tally, more_checks = _restart(best_state, parents, order, seed,
+                                                          seconds, perturbation, window)
+                outcomes.append((state.snapshot(), more_tally, more_checks, state))
+        else:
+            outcomes = [out + (None,) for out in run_tasks(
+                executor, _restart_task, shared, [(parents, order, seed, seconds)
+                                                  for seed in seeds])]
+        for snap, more_tally, more_checks, state in outcomes:
+            runs += 1
+            for key, value in more_tally.items():
+                tally[key] += value
+            for key, value in more_checks.items():
+                checks[key] += value
+            if snap[2] > best[2] + _EPS * max(1.0, abs(best[2])):
+                best, best_state = snap, state      # (a worker's state stays there: None)
+                note(f"hill climbing run {runs}", best[2])
     if bar is not None:
         bar.close()
     return _result(data, best, k, score, parameter_ess, bound, status, started,
@@ -710,16 +749,52 @@ def _polish(state, scorer, k, size, rng, deadline, tally):
     return state
 
 
-def _perturbed(best_state, share, rng):
-    """A new search state: the best network with a random share of its arcs removed."""
-    parents, order, _ = best_state.snapshot()
+def _perturbed(parents, share, rng):
+    """Parent lists with a random share of the arcs removed."""
     arcs = [(v, u) for v, ps in enumerate(parents) for u in ps]
     drop = set()
     if arcs:
         m = max(1, int(round(share * len(arcs))))
         drop = {arcs[i] for i in rng.choice(len(arcs), size=min(m, len(arcs)), replace=False)}
-    kept = [tuple(u for u in ps if (v, u) not in drop) for v, ps in enumerate(parents)]
-    return best_state.derive(kept, order)
+    return [tuple(u for u in ps if (v, u) not in drop) for v, ps in enumerate(parents)]
+
+
+def _no_checks():
+    return {"order": 0, "min_fill": 0, "refused": 0}
+
+
+def _restart(base, parents, order, seed, seconds, perturbation, window):
+    """One restart of the iterated local search, for at most ``seconds``: ``parents``
+    with a random share of arcs removed, climbed, then polished by windows.
+
+    ``base`` is any search state over the same scorer (only rows that differ
+    are rescored).  Returns the final state, the tally and the width checks."""
+    deadline = time.perf_counter() + seconds
+    rng = np.random.default_rng(seed)
+    tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
+    checks = _no_checks()
+    state = base.derive(_perturbed(parents, perturbation, rng), order, checks)
+    tally["steps"] += state.climb(deadline)
+    if window > 1:
+        state = _polish(state, base.scorer, base.k, min(window, base.n), rng, deadline, tally)
+    return state, tally, checks
+
+
+# A worker's search state for the current learn call, by the call's token: built
+# by the first restart the worker runs, then only the changed rows are rescored.
+_WORKER_STATE: dict = {}
+
+
+def _restart_task(shared, parents, order, seed, seconds):
+    """:func:`_restart` on an executor's worker; returns the snapshot, not the state."""
+    token, data, score, ess, k, perturbation, window = shared
+    base = _WORKER_STATE.get(token)
+    if base is None:
+        _WORKER_STATE.clear()
+        base = _WORKER_STATE[token] = _State(FamilyScorer(data, score=score, ess=ess), k,
+                                             parents, order, _no_checks())
+    state, tally, checks = _restart(base, parents, order, seed, seconds, perturbation, window)
+    return state.snapshot(), tally, checks
 
 
 def _progress_bar(progress, total):
