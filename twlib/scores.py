@@ -382,7 +382,6 @@ def _score_rows(shared, families):
     """A worker's block of :meth:`FamilyScorer.prefetch`: ``(score, row)`` per family."""
     data, score, ess = shared
     scorer = FamilyScorer(data, score=score, ess=ess)
-    out = []
     return [(scorer(child, parents), scorer.growth_row(child, parents))
             for child, parents in families]
 

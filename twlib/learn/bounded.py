@@ -556,11 +556,12 @@ def upper_bound(scorer: FamilyScorer, k: int) -> float:
     data = scorer.data
     n, arities = data.n_vars, np.asarray(data.arities)
     log_n = math.log(data.n_rows) if scorer.score == "bic" else 0.0
+    ascending = np.sort(arities)[:k + 1]
     total = 0.0
     for v in range(n):
-        others = np.array([u for u in range(n) if u != v], dtype=np.int64)
-        best = max(scorer(v, ()), float(scorer.with_each_added(v, (), others).max()))
-        smallest = np.sort(arities[others])
+        best = max(scorer(v, ()), float(np.nanmax(scorer.growth_row(v, ()))))
+        smallest = np.delete(ascending, np.flatnonzero(ascending == arities[v])[0]
+                             if arities[v] in ascending else k)   # the others' k smallest
         for j in range(2, min(k, n - 1) + 1):
             q = float(np.prod(smallest[:j]))
             best = max(best, -0.5 * log_n * q * (arities[v] - 1))
@@ -632,7 +633,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         certificate), ``upper_bound`` (None for BDeu beyond the exact start) and
         ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
         the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
-        with ``history`` (best score against seconds) and the move-check counts.
+        with ``history`` (best score against seconds), ``phases`` (seconds of the
+        exact start, the candidate rows, the upper bound and the search), the
+        move-check counts and ``families_scored`` (in this process).
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("wine"), k=2, time_limit=5, max_iter=3, random_state=0)
@@ -667,6 +670,12 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
                 and time.perf_counter() - started - history[-1]["seconds"] >= 1.0):
             note("climbing", current.score)
 
+    phases = {}
+
+    def phase_ends(name, since):
+        phases[name] = time.perf_counter() - since
+        return time.perf_counter()
+
     exact = _exact_start(data, k, score, ess, deadline)
     bound = exact[1] if exact else None
     if exact:
@@ -674,10 +683,13 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         start, order = _prune_to_width(exact[0], k, scorer)
     else:
         start, order = {v: () for v in range(n)}, np.arange(n)
-    if bound is None and score != "bdeu":
-        bound = upper_bound(scorer, k)
+    clock = phase_ends("exact start", started)
     checks = _no_checks()
     state = _State(scorer, k, [start[v] for v in range(n)], order, checks, executor)
+    clock = phase_ends("candidate rows", clock)
+    if bound is None and score != "bdeu":
+        bound = upper_bound(scorer, k)         # reads the rows just scored
+    clock = phase_ends("upper bound", clock)
     note("start", state.score)
     start_score = state.score
     bar = _progress_bar(progress, time_limit)
@@ -727,8 +739,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
                 note(f"hill climbing run {runs}", best[2])
     if bar is not None:
         bar.close()
+    phase_ends("search", clock)
     return _result(data, best, k, score, parameter_ess, bound, status, started,
-                   {"runs": runs, "history": history, **tally,
+                   {"runs": runs, "history": history, **tally, "phases": phases,
                     "families_scored": len(scorer), "checks": checks,
                     "exact_start": exact is not None})
 
