@@ -185,6 +185,9 @@ def test_search_beats_its_start_and_keeps_history():
     assert [h["score"] for h in history] == sorted(h["score"] for h in history)
     assert res.stats["runs"] == 4 and res.status == "complete"
     assert not res.stats["exact_start"]
+    phases = res.stats["phases"]
+    assert list(phases) == ["exact start", "candidate rows", "upper bound", "search"]
+    assert 0 < sum(phases.values()) <= res.stats["seconds"]
 
 
 def test_same_seed_same_network():

@@ -72,3 +72,15 @@ def test_cli_query_refuses_bad_evidence(capsys):
     assert main(["query", "asia", "--evidence", "smoke=perhaps"]) == 2
     assert "unknown state" in capsys.readouterr().err
     assert main(["query", "asia", "--target", "weather"]) == 2
+
+
+def test_cli_learn_on_a_local_dask_cluster(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    data, model = tmp_path / "asia.csv", tmp_path / "asia.bif"
+    assert main(["sample", "asia", "2000", "--seed", "2", "--out", str(data)]) == 0
+    assert main(["learn", str(data), "-k", "2", "--time-limit", "5", "--seed", "0",
+                 "--out", str(model), "--scheduler", "local"]) == 0
+    assert "tree-width <= 2" in capsys.readouterr().out
+    assert main(["learn", str(data), "-k", "2", "--out", str(model),
+                 "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "no Dask scheduler answers" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 against exact inference."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -128,6 +130,8 @@ def test_bad_input_is_named(fitted, frame):
         BoundedTreewidthNetwork(method="magic").fit(frame)
     with pytest.raises(InputError, match="Chow-Liu"):
         BoundedTreewidthNetwork(k=2, method="chow_liu").fit(frame)
+    with ThreadPoolExecutor(1) as ex, pytest.raises(InputError, match="'bounded' only"):
+        BoundedTreewidthNetwork(k=2, method="ktree").fit(frame, executor=ex)
     unseen = frame.head(2).copy()
     unseen.loc[:, "lung"] = "maybe"
     with pytest.raises(InputError, match="never seen"):

@@ -2,7 +2,9 @@
 
     twlib learn DATA -k K --out MODEL.bif [--method auto|bounded|ktree|chow_liu|lpacjt|order_graph]
         [--score bic|bdeu|ll] [--ess E] [--time-limit S] [--seed S] [--progress]
-        a network of tree-width <= K from a data file (.csv with a header, or .dat)
+        [--scheduler local|HOST:PORT]
+        a network of tree-width <= K from a data file (.csv with a header, or .dat);
+        --scheduler runs the parallel parts on a Dask cluster (twlib[scale])
     twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--json]
         exact posteriors given evidence, and log P(evidence)
     twlib info MODEL                                    variables, arcs, tree-width, junction tree
@@ -20,6 +22,7 @@ file); 3 over a memory or state budget (:class:`twlib.errors.BudgetExceeded`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -50,12 +53,30 @@ def _data(spec: str) -> Dataset:
     return Dataset.from_csv(path)
 
 
+def _dask_client(address: str | None):
+    """A Dask client for ``--scheduler`` (``local``: a cluster of this machine's cores)."""
+    if address is None:
+        return contextlib.nullcontext(None)
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs Dask: pip install 'twlib[scale]'") from None
+    if address == "local":
+        return Client(dashboard_address=None)
+    try:
+        return Client(address, timeout="10s")
+    except OSError as err:
+        raise InputError(f"no Dask scheduler answers at {address!r}: {err}") from None
+
+
 def _learn(args) -> None:
     data = _data(args.data)
     started = time.perf_counter()
-    model = BoundedTreewidthNetwork(k=args.k, method=args.method, criterion=args.score,
-                                    ess=args.ess, time_limit=args.time_limit,
-                                    random_state=args.seed, progress=args.progress).fit(data)
+    with _dask_client(args.scheduler) as client:
+        model = BoundedTreewidthNetwork(
+            k=args.k, method=args.method, criterion=args.score, ess=args.ess,
+            time_limit=args.time_limit, random_state=args.seed, progress=args.progress,
+        ).fit(data, executor=client)
     bif.write(model.network_, args.out)
     res = model.result_
     bound = ("" if res.upper_bound is None
@@ -153,6 +174,8 @@ def main(argv=None) -> int:
     le.add_argument("--time-limit", type=float, default=60.0)
     le.add_argument("--seed", type=int, default=None)
     le.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    le.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                    help="a Dask scheduler (HOST:PORT), or 'local' for a cluster of this machine")
     le.set_defaults(run=_learn)
     q = sub.add_parser("query", help="exact posteriors of a network given evidence")
     q.add_argument("model", help="a .bif/.bif.gz file or a bnlearn network name")

@@ -83,15 +83,22 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.progress = progress
 
     # ---------------------------------------------------------------- learning
-    def fit(self, X, y=None):
-        """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` is ignored."""
+    def fit(self, X, y=None, executor=None):
+        """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` is ignored.
+
+        ``executor`` (a ``concurrent.futures`` executor or a Dask client, see
+        :mod:`twlib.parallel`) runs the bounded learner's parallel parts; it is
+        where to compute, not a model setting, hence a fit argument."""
         if self.method not in METHODS:
             raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
+        if executor is not None and self.method not in ("auto", "bounded"):
+            raise InputError(f"executor= is used by method 'bounded' only, not {self.method!r}")
         data = as_dataset(X)
         if self.method in ("auto", "bounded"):
             res = bounded.learn(data, self.k, score=self.criterion, ess=self.ess,
                                 parameter_ess=self.parameter_ess, time_limit=self.time_limit,
-                                random_state=self.random_state, progress=self.progress)
+                                random_state=self.random_state, progress=self.progress,
+                                executor=executor)
         elif self.method == "ktree":
             res = ktree.learn(data, self.k, score=self.criterion, ess=self.ess,
                               time_limit=self.time_limit, random_state=self.random_state,

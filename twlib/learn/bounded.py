@@ -717,14 +717,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         count = batch if max_iter is None else min(batch, max_iter - runs)
         seeds = rng.integers(2**63, size=count).tolist()
         parents, order, _ = best
-        seconds = deadline - time.perf_counter()
         if executor is None:
             outcomes = []
             for seed in seeds:
+                seconds = deadline - time.perf_counter()
+                if seconds <= 0:
+                    break
                 state, more_tally, more_checks = _restart(best_state, parents, order, seed,
                                                           seconds, perturbation, window)
                 outcomes.append((state.snapshot(), more_tally, more_checks, state))
         else:
+            seconds = deadline - time.perf_counter()
             outcomes = [out + (None,) for out in run_tasks(
                 executor, _restart_task, shared, [(parents, order, seed, seconds)
                                                   for seed in seeds])]
@@ -739,6 +742,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
                 note(f"hill climbing run {runs}", best[2])
     if bar is not None:
         bar.close()
+    _WORKER_STATE.pop(shared[0], None)     # this process's copy, when the executor was threads
     phase_ends("search", clock)
     return _result(data, best, k, score, parameter_ess, bound, status, started,
                    {"runs": runs, "history": history, **tally, "phases": phases,
@@ -795,6 +799,7 @@ def _restart(base, parents, order, seed, seconds, perturbation, window):
 
 # A worker's search state for the current learn call, by the call's token: built
 # by the first restart the worker runs, then only the changed rows are rescored.
+# A worker process keeps it until a later call replaces it.
 _WORKER_STATE: dict = {}
 
 
