@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from twlib import Dataset
-from twlib.scores import ParentSetScores, local_score, max_parents_bound, network_score
+from twlib import scores
+from twlib.scores import (FamilyScorer, ParentSetScores, local_score, max_parents_bound,
+                          network_score)
 
 from . import naive
 from .test_information import random_dataset
@@ -37,6 +39,28 @@ def test_local_score_equals_naive_twin(seed, score):
         parents = [p for p in range(4) if p != child][: seed % 4]
         assert local_score(ds, child, parents, score, ess=2.0) == pytest.approx(
             naive.family_score(ds.values, ds.arities, child, parents, score, ess=2.0), abs=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["bic", "bdeu", "ll"]),
+       st.integers(2, 40))
+def test_single_parent_matrix_equals_family_by_family(seed, score, block_states):
+    """The blocked matrix products give, bit for bit, the scores of the per-family kernel
+    and of the naive twin, whatever the block size."""
+    ds = random_dataset(seed, n_vars=9, n_rows=150, max_arity=5)
+    old, scores.PAIR_BLOCK_STATES = scores.PAIR_BLOCK_STATES, block_states
+    try:
+        matrix = FamilyScorer(ds, score=score, ess=2.0).single_parent_matrix()
+    finally:
+        scores.PAIR_BLOCK_STATES = old
+    fs = FamilyScorer(ds, score=score, ess=2.0)
+    for v in range(9):
+        assert np.isnan(matrix[v, v])
+        for u in range(9):
+            if u != v:
+                assert matrix[v, u] == fs(v, (u,))
+                assert matrix[v, u] == pytest.approx(naive.family_score(
+                    ds.values, ds.arities, v, [u], score, ess=2.0), abs=1e-9)
 
 
 def test_sparse_path_equals_dense_path():

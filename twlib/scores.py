@@ -353,6 +353,15 @@ class FamilyScorer:
             key = (int(child), tuple(sorted(int(p) for p in parents)))
             if key not in self._rows:
                 todo[key] = None
+        empty = [key for key in todo if not key[1]]
+        if (2 * len(empty) > self.data.n_vars
+                and int(self._arities.max()) ** 2 <= self._dense):
+            matrix = self.single_parent_matrix(executor)
+            for child, parents in empty:
+                self(child, parents)
+                self._rows[(child, parents)] = matrix[child]      # a view: no copy
+                self._row_entries += self.data.n_vars - 1
+                del todo[(child, parents)]
         if not todo:
             return
         if executor is None:
@@ -368,6 +377,144 @@ class FamilyScorer:
                 self._cache[key] = value
                 self._rows[key] = row
                 self._row_entries += int(np.count_nonzero(~np.isnan(row)))
+
+
+    def single_parent_matrix(self, executor=None) -> np.ndarray:
+        """``M[v, u]``: the score of ``v`` with the single parent ``u``, for every pair
+        (NaN on the diagonal).
+
+        The pairwise count tables come in blocks of variables, one matrix
+        product of indicator columns per pair of blocks (exact: counts stay
+        below 2^24 in float32, else float64).  A variable's last state needs no
+        column (its counts are the marginal minus the others'), and each table
+        serves both directions, ``v`` given ``u`` and ``u`` given ``v``.  With an ``executor`` the block
+        pairs are shared out among its workers.
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 0, 1],
+        ...                                        "c": [0, 0, 1, 1]}))
+        >>> FamilyScorer(ds, score="ll").single_parent_matrix().round(3).tolist()
+        [[nan, 0.0, -2.773], [0.0, nan, -2.773], [-2.773, -2.773, nan]]
+        """
+        spans = _state_blocks(self._arities, PAIR_BLOCK_STATES)
+        pairs = [(a, b) for i, a in enumerate(spans) for b in spans[i:]]
+        groups = blocks(pairs, task_count(executor))
+        results = run_tasks(executor, _pair_block_scores,
+                            (self._values_t, self._arities, self.kind, self.ess),
+                            [(group,) for group in groups])
+        n = self.data.n_vars
+        matrix = np.empty((n, n))
+        for group, scored in zip(groups, results):
+            for (a, b), (ab, ba) in zip(group, scored):
+                matrix[a[0]:a[1], b[0]:b[1]] = ab
+                if ba is not None:
+                    matrix[b[0]:b[1], a[0]:a[1]] = ba
+        return matrix
+
+
+# States (summed arities) per block of FamilyScorer.single_parent_matrix: a block's
+# one-hot columns and one pair's count table stay a few tens of MB.
+PAIR_BLOCK_STATES = 2048
+
+
+def _state_blocks(arities, states) -> list:
+    """Contiguous spans ``(start, stop)`` of variables holding about ``states`` states each."""
+    spans, start, total = [], 0, 0
+    for v, r in enumerate(arities):
+        if total and total + r > states:
+            spans.append((start, v))
+            start, total = v, 0
+        total += int(r)
+    spans.append((start, len(arities)))
+    return spans
+
+
+def _one_hot(values_t, arities, span, dtype):
+    """The rows' indicators of every state but the last of each variable in ``span``
+    (the last follows from the marginal counts), with each variable's first column,
+    and the marginal counts of all states with each variable's first entry."""
+    ar = arities[span[0]:span[1]]
+    offsets = np.concatenate([[0], np.cumsum(ar - 1)[:-1]]).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(ar)[:-1]]).astype(np.int64)
+    x = np.empty((values_t.shape[1], int((ar - 1).sum())), dtype=dtype)
+    marginals = np.zeros(int(ar.sum()), dtype=np.int64)
+    _fill_one_hot(values_t[span[0]:span[1]], ar, offsets, starts, x, marginals)
+    return x, offsets, marginals, starts
+
+
+@nb.njit(cache=True)
+def _fill_one_hot(values_t, ar, offsets, starts, x, marginals):
+    for i in range(x.shape[0]):
+        x[i] = 0
+        for v in range(values_t.shape[0]):
+            s = values_t[v, i]
+            marginals[starts[v] + s] += 1
+            if s < ar[v] - 1:
+                x[i, offsets[v] + s] = 1
+
+
+@nb.njit(parallel=True, cache=True)
+def _child_given_parent(counts, child, parent, kind, ess, n, diagonal):
+    """``out[i, j]``: score of child ``i`` given the single parent ``j``, from
+    ``counts[child state, parent state]`` (whole numbers stored as floats) of all
+    states but the last; the last row and column follow from the marginals.
+    ``child`` and ``parent`` are :func:`_one_hot`'s offsets, marginals and starts,
+    plus the arities."""
+    off_c, marg_c, start_c, ar_c = child
+    off_p, marg_p, start_p, ar_p = parent
+    out = np.empty((ar_c.shape[0], ar_p.shape[0]))
+    widest = ar_p.max()
+    for i in nb.prange(ar_c.shape[0]):
+        r = ar_c[i]
+        c = np.empty(r * widest, dtype=np.int64)
+        for j in range(ar_p.shape[0]):
+            if diagonal and i == j:
+                out[i, j] = np.nan
+                continue
+            q = ar_p[j]
+            corner = n
+            for s in range(q - 1):
+                last = marg_p[start_p[j] + s]
+                for t in range(r - 1):
+                    njk = np.int64(counts[off_c[i] + t, off_p[j] + s])
+                    c[s * r + t] = njk
+                    last -= njk
+                c[s * r + r - 1] = last
+                corner -= marg_p[start_p[j] + s]
+            for t in range(r - 1):
+                last = marg_c[start_c[i] + t]
+                for s in range(q - 1):
+                    last -= c[s * r + t]
+                c[(q - 1) * r + t] = last
+                corner -= last
+            c[q * r - 1] = corner
+            out[i, j] = _family_from_dense(c, q, r, kind, ess, n)
+    return out
+
+
+def _pair_block_scores(shared, pairs):
+    """A task of :meth:`FamilyScorer.single_parent_matrix`: per pair of spans ``(a, b)``,
+    the scores of a's children given b's parents and (unless ``a == b``) the reverse."""
+    values_t, arities, kind, ess = shared
+    n = values_t.shape[1]
+    dtype = np.float32 if n < 2**24 else np.float64
+    out, last = [], None
+    for a, b in pairs:                     # pairs come grouped by a: build its columns once
+        if a != last:
+            xa, *more_a = _one_hot(values_t, arities, a, dtype)
+            side_a = (*more_a, arities[a[0]:a[1]])
+            last = a
+        if a == b:
+            counts = xa.T @ xa
+            out.append((_child_given_parent(counts, side_a, side_a, kind, ess, n, True), None))
+            continue
+        xb, *more_b = _one_hot(values_t, arities, b, dtype)
+        side_b = (*more_b, arities[b[0]:b[1]])
+        counts = xa.T @ xb
+        out.append((_child_given_parent(counts, side_a, side_b, kind, ess, n, False),
+                    _child_given_parent(np.ascontiguousarray(counts.T), side_b, side_a, kind,
+                                        ess, n, False)))
+    return out
 
 
 def _others(n_vars, child, parents) -> np.ndarray:
