@@ -6,12 +6,12 @@
 5
 """
 from . import (counting, data, datasets, errors, graphs, inference, information, interop, io,
-               learn, metrics, network, queries, scores, strength)
+               learn, metrics, network, parallel, queries, scores, strength)
 from .data import Dataset
 from .estimator import BoundedTreewidthNetwork
 from .network import BayesianNetwork
 
 __all__ = ["Dataset", "BayesianNetwork", "BoundedTreewidthNetwork", "counting", "data", "datasets",
            "errors", "graphs", "inference", "information", "interop", "io", "learn", "metrics",
-           "network", "queries", "scores", "strength"]
+           "network", "parallel", "queries", "scores", "strength"]
 __version__ = "0.1.0"
