@@ -434,10 +434,32 @@ def _spectral_sweeps(graph: nx.Graph, nodes):
         component[rows] = c
         if len(members) > 3:
             lap = nx.laplacian_matrix(graph, nodelist=members).toarray().astype(float)
-            coords[rows] = np.linalg.eigh(lap)[1][:, 1:3]
+            coords[rows] = _smoothest_pair(lap)
     for angle in np.linspace(0, np.pi, SWEEP_ANGLES, endpoint=False):
-        position = coords @ np.array([np.cos(angle), np.sin(angle)])
+        position = np.round(coords @ np.array([np.cos(angle), np.sin(angle)]), 9)
         yield np.lexsort((position, component)).astype(np.int64)
+
+
+def _smoothest_pair(lap):
+    """The second and third eigenvectors of a Laplacian, the same in every process.
+
+    A square grid's two smoothest eigenvectors share one eigenvalue, and the basis
+    LAPACK returns for such a pair changes with BLAS threads and memory layout.
+    A diagonal ramp of 1e-6 splits the pair (picking, on a grid, the row and the
+    column directions), the signs are fixed by that ramp, and the callers round
+    positions to 1e-9, below which the rest of LAPACK's noise stays."""
+    ramp = np.linspace(0.0, 1.0, lap.shape[0])
+    vectors = np.linalg.eigh(lap + np.diag(RAMP * ramp))[1][:, 1:3]
+    for j in range(2):
+        lean = vectors[:, j] @ (ramp - 0.5)
+        if abs(lean) < 1e-9:             # symmetric about the ramp: the first clear entry
+            lean = vectors[np.argmax(np.abs(vectors[:, j]) > 1e-6), j]
+        if lean < 0:
+            vectors[:, j] *= -1
+    return vectors
+
+
+RAMP = 1e-6
 
 
 def _node_weights(nodes, weights, required: bool) -> np.ndarray:
