@@ -387,8 +387,8 @@ class FamilyScorer:
         product of indicator columns per pair of blocks (exact: counts stay
         below 2^24 in float32, else float64).  A variable's last state needs no
         column (its counts are the marginal minus the others'), and each table
-        serves both directions, ``v`` given ``u`` and ``u`` given ``v``.  With an ``executor`` the block
-        pairs are shared out among its workers.
+        serves both directions, ``v`` given ``u`` and ``u`` given ``v``.  With an
+        ``executor`` the block pairs are shared out among its workers.
 
         >>> import pandas as pd
         >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 0, 1],
