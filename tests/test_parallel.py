@@ -95,6 +95,9 @@ def test_posteriors_batch_on_threads_matches(evidence_sets):
     np.testing.assert_array_equal(got_log, want_log)
     for v in net.variables:
         np.testing.assert_array_equal(got[v], want[v])
+    with ThreadPoolExecutor(2) as ex:
+        np.testing.assert_array_equal(
+            jt.log_probabilities_of_evidence(sets, chunk=40, executor=ex), want_log)
 
 
 def test_dask_local_cluster_learns_and_infers(sample, in_process, evidence_sets):

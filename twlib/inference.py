@@ -517,8 +517,10 @@ class JunctionTree:
         """Natural log of ``P(evidence)``."""
         return float(self._propagate([evidence or {}])[0][0])
 
-    def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None) -> np.ndarray:
+    def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None,
+                                      executor=None) -> np.ndarray:
         """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
+        ``executor`` shares the chunks out as in :meth:`posteriors_batch`.
 
         >>> from twlib.datasets import load_network
         >>> jt = JunctionTree(load_network("asia"))
@@ -527,8 +529,12 @@ class JunctionTree:
         """
         evidence_sets = list(evidence_sets)
         chunk = self._chunk(chunk)
-        return np.concatenate([self._propagate(evidence_sets[i:i + chunk], allow_zero=True)[0]
-                               for i in range(0, len(evidence_sets), chunk)])
+        parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
+        if not parts:
+            return np.empty(0)
+        groups = blocks(parts, task_count(executor))
+        return np.concatenate(run_tasks(executor, _log_pe_of_parts, self,
+                                        [(group,) for group in groups]))
 
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
@@ -549,6 +555,12 @@ def _posteriors_of_parts(tree, parts, variables, progress=None):
         if progress is not None:
             progress(len(part))
     return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
+
+
+def _log_pe_of_parts(tree, parts):
+    """``log P(e)`` over consecutive chunks of evidence sets: a task of
+    :meth:`JunctionTree.log_probabilities_of_evidence`."""
+    return np.concatenate([tree._propagate(part, allow_zero=True)[0] for part in parts])
 
 
 def _held(new, old) -> bool:
