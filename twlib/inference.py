@@ -415,6 +415,14 @@ class JunctionTree:
     def _chunk(self, chunk):
         return chunk or max(1, WORK_ENTRIES // max(t.size for t in self.tables))
 
+    def _chunk_groups(self, evidence_sets, chunk, executor) -> list:
+        """The evidence sets cut into chunks, the chunks grouped into tasks: one
+        chunk per task in this process (so progress shows per chunk), else as
+        :func:`twlib.parallel.task_count` says."""
+        chunk = self._chunk(chunk)
+        parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
+        return blocks(parts, len(parts) if executor is None else task_count(executor))
+
     # ---------------------------------------------------------------- public
     def to_networkx(self):
         """The tree as a networkx Graph: node i has ``variables`` (its clique) and
@@ -465,17 +473,11 @@ class JunctionTree:
         unknown = [v for v in variables if v not in self.arity]
         if unknown:
             raise UnknownName(f"unknown variables {unknown}")
-        chunk = self._chunk(chunk)
-        parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
         bar = tqdm(total=len(evidence_sets), unit="set", desc="posteriors", disable=not progress)
-        if executor is None:
-            answers = [_posteriors_of_parts(self, [part], variables, bar.update)
-                       for part in parts]
-        else:
-            answers = run_tasks(executor, _posteriors_of_parts,
-                                self, [(group, variables) for group in
-                                       blocks(parts, task_count(executor))],
-                                progress=lambda answer: bar.update(len(answer[1])))
+        answers = run_tasks(executor, _posteriors_of_parts, self,
+                            [(group, variables)
+                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
+                            progress=lambda answer: bar.update(len(answer[1])))
         bar.close()
         return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
                 np.concatenate([a[1] for a in answers]))
@@ -528,20 +530,18 @@ class JunctionTree:
         [0.0, -4.566]
         """
         evidence_sets = list(evidence_sets)
-        chunk = self._chunk(chunk)
-        parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
-        if not parts:
+        if not evidence_sets:
             return np.empty(0)
-        groups = blocks(parts, task_count(executor))
-        return np.concatenate(run_tasks(executor, _log_pe_of_parts, self,
-                                        [(group,) for group in groups]))
+        return np.concatenate(run_tasks(
+            executor, _log_pe_of_parts, self,
+            [(group,) for group in self._chunk_groups(evidence_sets, chunk, executor)]))
 
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
         return math.exp(self.log_probability_of_evidence(evidence))
 
 
-def _posteriors_of_parts(tree, parts, variables, progress=None):
+def _posteriors_of_parts(tree, parts, variables):
     """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
     sets: a task of :meth:`JunctionTree.posteriors_batch`."""
     posts, logs = {v: [] for v in variables}, []
@@ -552,8 +552,6 @@ def _posteriors_of_parts(tree, parts, variables, progress=None):
             m = marginals[v]
             posts[v].append(np.broadcast_to(tree.prior[v], (len(part), tree.arity[v]))
                             if m is None else m)
-        if progress is not None:
-            progress(len(part))
     return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
 
 

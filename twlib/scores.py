@@ -364,11 +364,6 @@ class FamilyScorer:
                 del todo[(child, parents)]
         if not todo:
             return
-        if executor is None:
-            for child, parents in todo:
-                self(child, parents)
-                self.growth_row(child, parents)
-            return
         parts = blocks(list(todo), task_count(executor))
         results = run_tasks(executor, _score_rows, (self.data, self.score, self.ess),
                             [(part,) for part in parts])
@@ -377,7 +372,6 @@ class FamilyScorer:
                 self._cache[key] = value
                 self._rows[key] = row
                 self._row_entries += int(np.count_nonzero(~np.isnan(row)))
-
 
     def single_parent_matrix(self, executor=None) -> np.ndarray:
         """``M[v, u]``: the score of ``v`` with the single parent ``u``, for every pair

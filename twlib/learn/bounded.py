@@ -693,10 +693,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     note("start", state.score)
     start_score = state.score
     bar = _progress_bar(progress, time_limit)
-    tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
-    tally["steps"] += state.climb(deadline, checkpoint)
-    if window > 1:
-        state = _polish(state, scorer, k, min(window, n), rng, deadline, tally)
+    tally = _no_tally()
+    state = _climb_and_polish(state, rng, deadline, window, tally, checkpoint)
     best, best_state, runs = state.snapshot(), state, 1
     if best[2] > start_score + _EPS * max(1.0, abs(start_score)):
         note("hill climbing run 1", best[2])
@@ -780,6 +778,18 @@ def _no_checks():
     return {"order": 0, "min_fill": 0, "refused": 0}
 
 
+def _no_tally():
+    return {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
+
+
+def _climb_and_polish(state, rng, deadline, window, tally, on_round=None):
+    """One hill-climbing run, then local exact windows when ``window > 1``."""
+    tally["steps"] += state.climb(deadline, on_round)
+    if window > 1:
+        state = _polish(state, state.scorer, state.k, min(window, state.n), rng, deadline, tally)
+    return state
+
+
 def _restart(base, parents, order, seed, seconds, perturbation, window):
     """One restart of the iterated local search, for at most ``seconds``: ``parents``
     with a random share of arcs removed, climbed, then polished by windows.
@@ -788,13 +798,9 @@ def _restart(base, parents, order, seed, seconds, perturbation, window):
     are rescored).  Returns the final state, the tally and the width checks."""
     deadline = time.perf_counter() + seconds
     rng = np.random.default_rng(seed)
-    tally = {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
-    checks = _no_checks()
+    tally, checks = _no_tally(), _no_checks()
     state = base.derive(_perturbed(parents, perturbation, rng), order, checks)
-    tally["steps"] += state.climb(deadline)
-    if window > 1:
-        state = _polish(state, base.scorer, base.k, min(window, base.n), rng, deadline, tally)
-    return state, tally, checks
+    return _climb_and_polish(state, rng, deadline, window, tally), tally, checks
 
 
 # A worker's search state for the current learn call, by the call's token: built
