@@ -116,3 +116,37 @@ def greedy_order(graph, method, weights):
             adj[u] |= nbrs - {u}
         order.append(v)
     return order
+
+
+def max_product_elimination(net, evidence) -> float:
+    """``max over x of P(x, e)`` by eliminating variables one at a time (min-degree
+    on the current scopes), maximising instead of summing; plain numpy factors."""
+    names = net.variables
+    factors = []
+    for v in names:
+        scope = [v] + list(net.parents(v))
+        table = np.asarray(net.cpt(v), dtype=float).copy()
+        for k, u in enumerate(scope):
+            if u in evidence:
+                mask = np.zeros(net.arity(u))
+                mask[net.states(u).index(evidence[u])] = 1.0
+                shape = [1] * len(scope)
+                shape[k] = net.arity(u)
+                table = table * mask.reshape(shape)
+        factors.append((scope, table))
+    remaining = set(names)
+    while remaining:
+        def degree(v):
+            return len({u for scope, _ in factors if v in scope for u in scope})
+        v = min(sorted(remaining), key=degree)
+        remaining.remove(v)
+        touching = [f for f in factors if v in f[0]]
+        factors = [f for f in factors if v not in f[0]]
+        scope = sorted({u for s, _ in touching for u in s}, key=names.index)
+        product = np.ones([net.arity(u) for u in scope])
+        for s, table in touching:
+            order = np.argsort([scope.index(u) for u in s])
+            shape = [net.arity(u) if u in s else 1 for u in scope]
+            product = product * np.transpose(table, order).reshape(shape)
+        factors.append(([u for u in scope if u != v], product.max(axis=scope.index(v))))
+    return float(np.prod([table for _, table in factors]))

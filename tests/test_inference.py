@@ -57,10 +57,12 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
         with pytest.raises(ZeroEvidenceError):
             JunctionTree(net).posteriors(evidence)
         return
-    for method, fused in zip(graphs.ORDER_METHODS, itertools.cycle([True, False])):
+    paths = itertools.cycle(["fused", "plain", "compiled"])
+    for method, path in zip(graphs.ORDER_METHODS, paths):
         jt = JunctionTree(net, order_method=method)
-        with pytest.MonkeyPatch.context() as patch:    # both message paths on small tables
-            patch.setattr(inference, "FUSED_FROM_ENTRIES", 0 if fused else 1 << 30)
+        with pytest.MonkeyPatch.context() as patch:    # every message path on small tables
+            patch.setattr(inference, "FUSED_FROM_ENTRIES", 0 if path == "fused" else 1 << 30)
+            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES", 1 << 30 if path == "compiled" else -1)
             got = jt.posteriors(evidence)
         for v in net.variables:
             assert np.allclose(got[v], expected[v], atol=1e-10)

@@ -103,6 +103,7 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
 # ----------------------------------------------------------------- junction tree
 WORK_ENTRIES = 1 << 20       # a batch is cut so that one clique table of it stays about this size
 FUSED_FROM_ENTRIES = 1 << 14  # from this table size (times the batch) messages are fused einsums
+COMPILED_UP_TO_ENTRIES = 1 << 16  # one evidence set on a tree this small: one compiled pass
 
 
 class JunctionTree:
@@ -308,7 +309,29 @@ class JunctionTree:
 
     def _marginal(self, table, i, v):
         others = tuple(k + 1 for k, u in enumerate(self.cliques[i]) if u != v)
-        return _per_set_normalised(table.sum(axis=others))[0]
+        return _per_set_normalised(np.add.reduce(table, axis=others))[0]
+
+    def _indicators(self, evidence_sets) -> dict:
+        """``{observed variable: (batch, states) indicator}``; a set that does not
+        observe the variable gets ones."""
+        batch = len(evidence_sets)
+        lam = {}
+        for b, e in enumerate(evidence_sets):
+            for v, s in _evidence_indices(self.net, e).items():
+                if v not in lam:
+                    lam[v] = np.ones((batch, self.arity[v]))
+                lam[v][b] = 0.0
+                lam[v][b, s] = 1.0
+        return lam
+
+    def _paths_to_root(self, cliques) -> set:
+        """The cliques on the paths from ``cliques`` up to the root."""
+        found = set()
+        for i in cliques:
+            while i is not None and i not in found:
+                found.add(i)
+                i = self.parent[i]
+        return found
 
     def _propagate(self, evidence_sets, asked=(), keep=None, allow_zero: bool = False):
         """One batch: enter the evidence, collect along the paths from the
@@ -318,14 +341,7 @@ class JunctionTree:
         or None where it is still the prior}, clique keep's unnormalised
         posterior table)``."""
         batch = len(evidence_sets)
-        ev = [_evidence_indices(self.net, e) for e in evidence_sets]
-        lam = {}
-        for b, e in enumerate(ev):
-            for v, s in e.items():
-                if v not in lam:
-                    lam[v] = np.ones((batch, self.arity[v]))
-                lam[v][b] = 0.0
-                lam[v][b, s] = 1.0
+        lam = self._indicators(evidence_sets)
         work, scale = {}, {}
         for v, indicator in lam.items():
             i = self.reader[v]
@@ -334,12 +350,7 @@ class JunctionTree:
                 scale[i] = np.zeros(batch)
             work[i] *= indicator.reshape([batch] + [self.arity[u] if u == v else 1
                                                     for u in self.cliques[i]])
-        # the cliques whose subtree holds evidence: the paths up to the root
-        dirty = set()
-        for i in work:
-            while i is not None and i not in dirty:
-                dirty.add(i)
-                i = self.parent[i]
+        dirty = self._paths_to_root(work)           # the cliques whose subtree holds evidence
         seps = {}
         for i in reversed(self.preorder[1:]):                # collect
             if i not in dirty:
@@ -365,12 +376,8 @@ class JunctionTree:
                                     f"{evidence_sets[int(zero[0])]}")
         if zero.size:
             return log_pe, {}, None
-        wanted = {self.reader[v] for v in asked} | ({keep} if keep is not None else set())
-        needed = set()
-        for i in wanted:
-            while i is not None and i not in needed:
-                needed.add(i)
-                i = self.parent[i]
+        needed = self._paths_to_root({self.reader[v] for v in asked}
+                                     | ({keep} if keep is not None else set()))
         # distribute: msg[c] is the new separator marginal sent to c, None where
         # the sender's table is still its prior (then so is c's, unless c is dirty)
         msg, marginals, kept = {}, {}, None
@@ -422,6 +429,139 @@ class JunctionTree:
         chunk = self._chunk(chunk)
         parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
         return blocks(parts, len(parts) if executor is None else task_count(executor))
+
+    # ------------------------------------------------------------- max-product
+    def _max_layout(self):
+        """Per clique: its separator variables and its own ones (those its parent
+        lacks; every variable is own to exactly one clique), as arrays for
+        :func:`_decode_assignments`, in preorder.  Built once."""
+        if getattr(self, "_layout", None) is None:
+            index = {v: k for k, v in enumerate(self.net.variables)}
+            sep_ptr, sep_var, sep_stride, sep_size = [0], [], [], []
+            own_ptr, own_var, own_card = [0], [], []
+            self._own, self._sep_axes = {}, {}
+            for i in self.preorder:
+                clique, p = self.cliques[i], self.parent[i]
+                sep = [] if p is None else list(self.separators[i, p])
+                own = [v for v in clique if v not in sep]
+                self._sep_axes[i] = [clique.index(v) for v in sep]
+                self._own[i] = [clique.index(v) for v in own]
+                sizes = [self.arity[v] for v in sep]
+                sep_var += [index[v] for v in sep]
+                sep_stride += [math.prod(sizes[k + 1:]) for k in range(len(sep))]
+                own_var += [index[v] for v in own]
+                own_card += [self.arity[v] for v in own]
+                sep_ptr.append(len(sep_var))
+                own_ptr.append(len(own_var))
+                sep_size.append(math.prod(sizes))
+            self._layout = tuple(np.array(a, dtype=np.int64) for a in
+                                 (sep_ptr, sep_var, sep_stride, sep_size, own_ptr, own_var,
+                                  own_card))
+        return self._layout
+
+    def _max_out(self, i, table):
+        """Maximise clique ``i``'s table (batch first) over its own variables:
+        ``(message to the parent scaled to peak 1, the best own configuration per
+        separator state (batch, separator states), the peaks (batch,))``."""
+        batch = table.shape[0]
+        seps, own = self._sep_axes[i], self._own[i]
+        flat = np.transpose(table, [0] + [1 + k for k in seps] + [1 + k for k in own]
+                            ).reshape(batch, -1, math.prod(table.shape[1 + k] for k in own))
+        best = flat.argmax(axis=2)
+        values = np.take_along_axis(flat, best[:, :, None], axis=2)[:, :, 0]
+        peak = values.max(axis=1)
+        values /= np.where(peak > 0, peak, 1.0)[:, None]
+        return values.reshape([batch] + [table.shape[1 + k] for k in seps]), best, peak
+
+    def _max_collect(self, todo, lam, batch, prior=None):
+        """Max-product from the leaves up over the cliques ``todo``: each clique's
+        table is ``P(C) / P(S)`` (so their product is the joint), times the
+        evidence indicators read there and the messages of its children (those
+        outside ``todo`` send their evidence-free message from ``prior``).
+        Returns ``(messages, log-scales below and at each clique, best own
+        configurations)``."""
+        self._max_layout()
+        msgs, logs, best = {}, {}, {}
+        at = {}
+        for v, indicator in lam.items():
+            at.setdefault(self.reader[v], []).append((v, indicator))
+        for i in reversed(self.preorder):
+            if i not in todo:
+                continue
+            clique, p = self.cliques[i], self.parent[i]
+            table = self.tables[i][None]
+            if p is not None:
+                table = table * self._sep_on_child(i, _ratio(np.ones(1), self.seps[i][None]))
+            for v, indicator in at.get(i, ()):
+                table = table * indicator.reshape([batch] + [self.arity[u] if u == v else 1
+                                                             for u in clique])
+            log = np.zeros(table.shape[0])
+            for c in self.children[i]:
+                m, lg = (msgs[c], logs[c]) if c in msgs else (prior[0][c], prior[1][c])
+                table = table * self._sep_on_parent(c, m)
+                log = log + lg
+            msgs[i], best[i], peak = self._max_out(i, table)
+            with np.errstate(divide="ignore"):
+                logs[i] = log + np.log(peak)
+        return msgs, logs, best
+
+    def _max_prior(self):
+        """The evidence-free max-product pass, computed once and kept: what every
+        subtree without evidence sends, its log-scale, and how it decodes (the
+        best own configurations of all cliques in one flat array, with offsets)."""
+        if getattr(self, "_max_cache", None) is None:
+            msgs, logs, best = self._max_collect(set(self.preorder), {}, 1)
+            flat = [best[i].ravel() for i in self.preorder]
+            offsets = np.cumsum([0] + [b.size for b in flat[:-1]]).astype(np.int64)
+            self._max_cache = msgs, logs, np.concatenate(flat), offsets
+        return self._max_cache
+
+    def _mpe(self, evidence_sets, allow_zero: bool = False):
+        """One batch of MPE queries: ``(state indices (batch, variables), log P(x, e))``."""
+        batch = len(evidence_sets)
+        lam = self._indicators(evidence_sets)
+        prior = self._max_prior()
+        dirty = self._paths_to_root({self.reader[v] for v in lam})
+        msgs, logs, best = self._max_collect(dirty, lam, batch, prior)
+        log_p = np.broadcast_to(logs.get(self.root, prior[1][self.root]), (batch,)).copy()
+        zero = np.flatnonzero(~np.isfinite(log_p))
+        if zero.size and not allow_zero:
+            which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
+            raise ZeroEvidenceError(f"{which} has probability zero: "
+                                    f"{evidence_sets[int(zero[0])]}")
+        offsets, parts, pos = np.full(len(self.preorder), -1, dtype=np.int64), [], 0
+        for t, i in enumerate(self.preorder):
+            if i in best:
+                offsets[t] = pos
+                parts.append(np.broadcast_to(best[i], (batch, best[i].shape[1])).ravel())
+                pos += parts[-1].size
+        out = np.zeros((batch, len(self.net.variables)), dtype=np.int64)
+        _decode_assignments(*self._max_layout(), offsets,
+                            np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64),
+                            prior[3], prior[2], out)
+        # the product of the model's own factors at the answer, rather than the
+        # peak of the calibrated tables (which carry the model's rounding, ~1e-9)
+        exact = _log_values(*self._factor_index(), out) - self.log_z
+        return out, np.where(np.isfinite(log_p), exact, log_p)
+
+    def _factor_index(self):
+        """The model's factors as flat arrays for :func:`_log_values`: scopes
+        (variable indices, -1 padded), strides, offsets and the log entries."""
+        if getattr(self, "_factors_flat", None) is None:
+            index = {v: k for k, v in enumerate(self.net.variables)}
+            factors = self.net.factors
+            width = max(len(f.variables) for f in factors)
+            scopes = np.full((len(factors), width), -1, dtype=np.int64)
+            strides = np.zeros((len(factors), width), dtype=np.int64)
+            for k, f in enumerate(factors):
+                scopes[k, :len(f.variables)] = [index[v] for v in f.variables]
+                strides[k, :len(f.variables)] = [math.prod(f.values.shape[j + 1:])
+                                                 for j in range(len(f.variables))]
+            offsets = np.cumsum([0] + [f.values.size for f in factors[:-1]]).astype(np.int64)
+            with np.errstate(divide="ignore"):
+                logs = np.log(np.concatenate([np.ravel(f.values) for f in factors]))
+            self._factors_flat = scopes, strides, offsets, logs
+        return self._factors_flat
 
     # ---------------------------------------------------------------- public
     def to_networkx(self):
@@ -485,8 +625,131 @@ class JunctionTree:
     def posteriors(self, evidence=None, variables=None) -> dict:
         """``{variable: P(variable | evidence)}`` for every variable (or those in
         ``variables``, which saves the work for the others)."""
-        posts, _ = self.posteriors_batch([evidence or {}], variables=variables)
-        return {v: p[0] for v, p in posts.items()}
+        variables = list(self.net.variables) if variables is None else list(variables)
+        unknown = [v for v in variables if v not in self.arity]
+        if unknown:
+            raise UnknownName(f"unknown variables {unknown}")
+        if self.entries > COMPILED_UP_TO_ENTRIES:
+            posts, _ = _posteriors_of_parts(self, [[evidence or {}]], variables)
+            return {v: p[0] for v, p in posts.items()}
+        marginals, _ = self._compiled_posteriors(evidence)
+        return {v: marginals[self._marginal_slices[v]] for v in variables}
+
+    def _compiled_layout(self):
+        """The tree as flat arrays for :func:`_hugin_single` (built once): tables
+        and separators end to end, and for each edge the separator entry of every
+        entry of the child's and the parent's table."""
+        if getattr(self, "_flat", None) is None:
+            position = {i: t for t, i in enumerate(self.preorder)}
+            tables = [self.tables[i].ravel() for i in self.preorder]
+            table_off = np.cumsum([0] + [t.size for t in tables]).astype(np.int64)
+            sep_off, child_map, parent_map, parent_map_off = [0], [], [], [0]
+            seps = []
+            for i in self.preorder:
+                p = self.parent[i]
+                if p is None:
+                    seps.append(np.ones(1))
+                    child_map.append(np.zeros(self.tables[i].size, dtype=np.int64))
+                    parent_map.append(np.zeros(0, dtype=np.int64))
+                else:
+                    sep = self.separators[i, p]
+                    sizes = [self.arity[v] for v in sep]
+                    seps.append(self.seps[i].ravel())
+                    child_map.append(self._entry_to_sep(i, sep, sizes))
+                    parent_map.append(self._entry_to_sep(p, sep, sizes))
+                sep_off.append(sep_off[-1] + seps[-1].size)
+                parent_map_off.append(parent_map_off[-1] + parent_map[-1].size)
+            index = {v: k for k, v in enumerate(self.net.variables)}
+            reader = np.zeros(len(index), dtype=np.int64)
+            stride = np.zeros(len(index), dtype=np.int64)
+            card = np.zeros(len(index), dtype=np.int64)
+            for v, i in self.reader.items():
+                clique = self.cliques[i]
+                k = clique.index(v)
+                reader[index[v]] = position[i]
+                stride[index[v]] = math.prod(self.arity[u] for u in clique[k + 1:])
+                card[index[v]] = self.arity[v]
+            marg_off = np.cumsum([0] + list(card)).astype(np.int64)
+            self._marginal_slices = {v: slice(marg_off[index[v]], marg_off[index[v] + 1])
+                                     for v in self.net.variables}
+            parents = np.array([-1 if self.parent[i] is None else position[self.parent[i]]
+                                for i in self.preorder], dtype=np.int64)
+            self._flat = (np.concatenate(tables), table_off, np.concatenate(seps),
+                          np.array(sep_off, dtype=np.int64), np.concatenate(child_map),
+                          np.concatenate(parent_map), np.array(parent_map_off, dtype=np.int64),
+                          parents, reader, stride, card, marg_off)
+            self._variable_index = index
+        return self._flat
+
+    def _entry_to_sep(self, i, sep, sizes):
+        """For each entry of clique ``i``'s flat table, its entry in the flat
+        separator ``sep`` (variables in that order)."""
+        clique = self.cliques[i]
+        grids = np.indices([self.arity[v] for v in clique]).reshape(len(clique), -1)
+        out = np.zeros(grids.shape[1], dtype=np.int64)
+        for v, size in zip(sep, sizes):
+            out = out * size + grids[clique.index(v)]
+        return out
+
+    def _compiled_posteriors(self, evidence):
+        """Every variable's posterior (end to end, see ``_marginal_slices``) and
+        ``log P(e)`` for one evidence set, by :func:`_hugin_single`."""
+        layout = self._compiled_layout()
+        observed = np.full(len(self.net.variables), -1, dtype=np.int64)
+        index = self._variable_index
+        for v, k in _evidence_indices(self.net, evidence).items():
+            observed[index[v]] = k
+        marginals = np.zeros(layout[-1][-1])
+        log_pe = _hugin_single(*layout, observed, marginals)
+        if not np.isfinite(log_pe):
+            raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
+        return marginals, log_pe + self.log_z
+
+    def mpe_batch(self, evidence_sets, chunk: int | None = None, progress: bool = False,
+                  executor=None):
+        """The most probable explanation of each evidence set: the complete
+        assignment ``x`` (observed variables at their states) that maximises
+        ``P(x, e)``, by max-product on the tree.
+
+        Returns ``(states, log_p)``: ``states`` is an int array (sets x variables,
+        in the model's variable order) of state indices and ``log_p`` the natural
+        log of ``P(x, e)`` per set (for a factor model: of the normalised
+        distribution).  Ties go to the lowest state index of each clique's
+        variables, so the answer is deterministic.  Batching, ``chunk``,
+        ``progress`` and ``executor`` work as in :meth:`posteriors_batch`.
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> states, log_p = jt.mpe_batch([{}, {"xray": "yes"}])
+        >>> states.shape, log_p.round(3).tolist()
+        ((2, 8), [-1.237, -3.652])
+        """
+        evidence_sets = list(evidence_sets)
+        if not evidence_sets:
+            raise InputError("no evidence sets given")
+        bar = tqdm(total=len(evidence_sets), unit="set", desc="MPE", disable=not progress)
+        answers = run_tasks(executor, _mpe_of_parts, self,
+                            [(group,) for group in self._chunk_groups(evidence_sets, chunk,
+                                                                      executor)],
+                            progress=lambda answer: bar.update(len(answer[1])))
+        bar.close()
+        return (np.concatenate([a[0] for a in answers]),
+                np.concatenate([a[1] for a in answers]))
+
+    def mpe(self, evidence=None) -> tuple[dict, float]:
+        """``(assignment, log P(assignment))``: the most probable complete
+        assignment given ``evidence`` as ``{variable: state label}``, with the
+        natural log of its joint probability (evidence included).
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> best, log_p = jt.mpe({"dysp": "yes", "smoke": "no"})
+        >>> best["bronc"], best["lung"], round(log_p, 4)
+        ('yes', 'no', -2.2017)
+        """
+        states, log_p = self._mpe([evidence or {}])
+        return ({v: self.net.states(v)[k] for v, k in zip(self.net.variables, states[0])},
+                float(log_p[0]))
 
     def joint(self, variables, evidence=None) -> np.ndarray:
         """``P(variables | evidence)`` as an array with one axis per variable (in the
@@ -517,6 +780,8 @@ class JunctionTree:
 
     def log_probability_of_evidence(self, evidence=None) -> float:
         """Natural log of ``P(evidence)``."""
+        if self.entries <= COMPILED_UP_TO_ENTRIES:
+            return float(self._compiled_posteriors(evidence)[1])
         return float(self._propagate([evidence or {}])[0][0])
 
     def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None,
@@ -541,6 +806,121 @@ class JunctionTree:
         return math.exp(self.log_probability_of_evidence(evidence))
 
 
+@nb.njit(cache=True)
+def _decode_assignments(sep_ptr, sep_var, sep_stride, sep_size, own_ptr, own_var, own_card,
+                        offsets, best, prior_offsets, prior_best, out):
+    """Walk the cliques in preorder, each reading its separator's states (set by
+    the cliques above) and writing its own variables' best configuration: from
+    this batch's table ``best`` where the clique saw evidence (``offsets >= 0``),
+    else from the evidence-free ``prior_best``."""
+    for b in range(out.shape[0]):
+        for t in range(sep_size.shape[0]):
+            s = 0
+            for j in range(sep_ptr[t], sep_ptr[t + 1]):
+                s += out[b, sep_var[j]] * sep_stride[j]
+            if offsets[t] >= 0:
+                r = best[offsets[t] + b * sep_size[t] + s]
+            else:
+                r = prior_best[prior_offsets[t] + s]
+            for j in range(own_ptr[t + 1] - 1, own_ptr[t] - 1, -1):
+                out[b, own_var[j]] = r % own_card[j]
+                r //= own_card[j]
+
+
+@nb.njit(cache=True)
+def _log_values(scopes, strides, offsets, logs, rows):
+    """``sum over factors of log f(row)`` for each row of state indices."""
+    out = np.zeros(rows.shape[0])
+    for b in range(rows.shape[0]):
+        total = 0.0
+        for f in range(scopes.shape[0]):
+            at = offsets[f]
+            for j in range(scopes.shape[1]):
+                if scopes[f, j] < 0:
+                    break
+                at += rows[b, scopes[f, j]] * strides[f, j]
+            total += logs[at]
+        out[b] = total
+    return out
+
+
+@nb.njit(cache=True)
+def _hugin_single(tables, table_off, seps, sep_off, child_map, parent_map, parent_map_off,
+                  parents, reader, stride, card, marg_off, observed, marginals):
+    """One full Hugin propagation of one evidence set over a small tree, cliques
+    in preorder: evidence zeroes the excluded entries of each observed
+    variable's reader clique; collect sends each clique's separator marginal
+    (normalised, its total into the log-scale) to its parent as a ratio to the
+    prior separator; distribute sends the parent's back the same way; every
+    variable's marginal is read from its reader.  Returns ``log P(e)`` (``-inf``
+    when impossible) and fills ``marginals``."""
+    work = tables.copy()
+    n = parents.shape[0]
+    new = np.zeros(seps.shape[0])
+    for v in range(observed.shape[0]):
+        if observed[v] >= 0:
+            t = reader[v]
+            for e in range(table_off[t + 1] - table_off[t]):
+                if (e // stride[v]) % card[v] != observed[v]:
+                    work[table_off[t] + e] = 0.0
+    log_pe = 0.0
+    for t in range(n - 1, 0, -1):                                # collect
+        p, base, s0 = parents[t], table_off[t], sep_off[t]
+        size = sep_off[t + 1] - s0
+        for s in range(size):
+            new[s0 + s] = 0.0
+        for e in range(table_off[t + 1] - base):
+            new[s0 + child_map[base + e]] += work[base + e]
+        total = 0.0
+        for s in range(size):
+            total += new[s0 + s]
+        if total <= 0.0:
+            return -np.inf
+        log_pe += np.log(total)
+        for s in range(size):
+            new[s0 + s] /= total
+        pm = parent_map_off[t]
+        for e in range(table_off[p + 1] - table_off[p]):
+            old = seps[s0 + parent_map[pm + e]]
+            work[table_off[p] + e] = (work[table_off[p] + e] * new[s0 + parent_map[pm + e]] / old
+                                      if old > 0.0 else 0.0)
+    total = 0.0
+    for e in range(table_off[1]):
+        total += work[e]
+    if total <= 0.0:
+        return -np.inf
+    log_pe += np.log(total)
+    for e in range(table_off[1]):
+        work[e] /= total
+    msg = np.zeros(seps.shape[0])
+    for t in range(1, n):                                         # distribute
+        p, base, s0 = parents[t], table_off[t], sep_off[t]
+        size = sep_off[t + 1] - s0
+        pm = parent_map_off[t]
+        for s in range(size):
+            msg[s0 + s] = 0.0
+        for e in range(table_off[p + 1] - table_off[p]):
+            msg[s0 + parent_map[pm + e]] += work[table_off[p] + e]
+        total = 0.0
+        for s in range(size):
+            total += msg[s0 + s]
+        for s in range(size):
+            msg[s0 + s] /= total
+        for e in range(table_off[t + 1] - base):
+            s = s0 + child_map[base + e]
+            work[base + e] = work[base + e] * msg[s] / new[s] if new[s] > 0.0 else 0.0
+    for v in range(observed.shape[0]):                            # read the marginals
+        t, m0 = reader[v], marg_off[v]
+        for e in range(table_off[t + 1] - table_off[t]):
+            marginals[m0 + (e // stride[v]) % card[v]] += work[table_off[t] + e]
+        total = 0.0
+        for k in range(card[v]):
+            total += marginals[m0 + k]
+        for k in range(card[v]):
+            marginals[m0 + k] /= total
+    return log_pe
+
+
 def _posteriors_of_parts(tree, parts, variables):
     """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
     sets: a task of :meth:`JunctionTree.posteriors_batch`."""
@@ -553,6 +933,13 @@ def _posteriors_of_parts(tree, parts, variables):
             posts[v].append(np.broadcast_to(tree.prior[v], (len(part), tree.arity[v]))
                             if m is None else m)
     return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
+
+
+def _mpe_of_parts(tree, parts):
+    """MPE states and ``log P(x, e)`` over consecutive chunks of evidence sets: a
+    task of :meth:`JunctionTree.mpe_batch`."""
+    answers = [tree._mpe(part) for part in parts]
+    return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
 
 
 def _log_pe_of_parts(tree, parts):
@@ -570,16 +957,18 @@ def _held(new, old) -> bool:
 def _per_set_normalised(table):
     """``(table / each batch member's total, the totals)``, batch axis first; a
     member whose total is zero keeps its zeros."""
-    totals = table.reshape(table.shape[0], -1).sum(axis=1)
-    safe = np.where(totals > 0, totals, 1.0)
-    return table / safe.reshape((table.shape[0],) + (1,) * (table.ndim - 1)), totals
+    flat = table.reshape(table.shape[0], -1)
+    totals = np.add.reduce(flat, axis=1)
+    safe = totals if totals.all() else np.where(totals > 0, totals, 1.0)
+    return (flat / safe[:, None]).reshape(table.shape), totals
 
 
 def _ratio(new, old):
     """``new / old`` with ``0 / 0 = 0``: a separator state the old marginal
     rules out stays ruled out."""
-    return np.divide(new, old, out=np.zeros(np.broadcast_shapes(new.shape, old.shape)),
-                     where=old > 0)
+    # the operands are a batch and one row of the same table, or a row and a scalar
+    shape = new.shape if new.size >= old.size else old.shape
+    return np.divide(new, old, out=np.zeros(shape), where=old > 0)
 
 
 # ------------------------------------------------------------ loopy belief propagation
