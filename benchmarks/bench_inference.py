@@ -25,7 +25,7 @@ import tracemalloc
 
 import numpy as np
 
-from twlib import datasets, interop
+from twlib import Dataset, datasets, interop
 from twlib.errors import BudgetExceeded
 from twlib.inference import JunctionTree
 
@@ -83,7 +83,44 @@ def run(name, count, memory_gb, rng):
     row["max_diff"] = max(max(float(np.abs(agrum[v] - single[-1][v]).max()) if agrum else 0.0,
                               float(np.abs(batched[v][-1] - single[-1][v]).max()))
                           for v in net.variables)
+    row.update(run_mpe(net, bn, jt, sets))
     return row
+
+
+def run_mpe(net, bn, jt, sets):
+    """Most probable explanations: twlib one set per call and batched, pyAgrum's
+    ``mpe()`` on the sets it answers (3.3 fails on many with "Empty tensor"), and
+    the largest difference between twlib's log P(x, e) and that of pyAgrum's
+    assignment."""
+    import pyagrum as gum
+
+    jt.mpe(sets[0])                                           # warm-up (and the prior pass)
+    t0 = time.perf_counter()
+    single = [jt.mpe(e) for e in sets]
+    out = {"mpe_single_ms": 1e3 * (time.perf_counter() - t0) / len(sets)}
+    t0 = time.perf_counter()
+    states, log_p = jt.mpe_batch(sets)
+    out["mpe_batched_ms"] = 1e3 * (time.perf_counter() - t0) / len(sets)
+    ie = gum.LazyPropagation(bn)
+    answered, diff, spent = [], 0.0, 0.0
+    for k, e in enumerate(sets):
+        t0 = time.perf_counter()
+        ie.setEvidence(e)
+        try:
+            theirs = ie.mpe()
+        except gum.FatalError:
+            continue
+        finally:
+            spent += time.perf_counter() - t0
+        answered.append(k)
+        rows = np.array([[theirs[v] for v in net.variables]])
+        ds = Dataset(rows, net.variables, [net.states(v) for v in net.variables])
+        diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k][1]), abs(log_p[k] - single[k][1]))
+    out["mpe_agrum_answered"] = len(answered)
+    if answered:
+        out["mpe_agrum_ms"] = 1e3 * spent / len(sets)
+        out["mpe_diff"] = diff
+    return out
 
 
 def main():
@@ -99,9 +136,12 @@ def main():
     rng = np.random.default_rng(0)
     print(f"{'network':10s} {'n':>5s} {'width':>5s} {'entries':>9s} {'pyAgrum':>9s} "
           f"{'single':>9s} {'batched':>9s} {'pyAgrum':>9s} {'ratio':>6s} {'peak MB':>8s} "
-          f"{'diff':>7s}\n{'':10s} {'':>5s} {'':>5s} {'':>9s} {'entries':>9s} "
-          f"{'ms/set':>9s} {'ms/set':>9s} {'ms/set':>9s}")
+          f"{'diff':>7s} | {'MPE':>8s} {'MPE':>8s} {'pyAgrum':>8s} {'answered':>8s} "
+          f"{'log P':>7s}\n{'':10s} {'':>5s} {'':>5s} {'':>9s} {'entries':>9s} "
+          f"{'ms/set':>9s} {'ms/set':>9s} {'ms/set':>9s} {'':>6s} {'':>8s} {'':>7s} | "
+          f"{'single':>8s} {'batched':>8s} {'ms/set':>8s} {'sets':>8s} {'diff':>7s}")
     ratios, singles, refused = [], [], []
+    mpe_ratios, mpe_singles, mpe_failed = [], [], 0
     for name in names:
         row = run(name, count, args.memory_gb, rng)
         agrum = (f"{row['agrum_ms']:9.3f}" if "agrum_ms" in row
@@ -116,13 +156,26 @@ def main():
         if "agrum_ms" in row:
             ratios.append(row["agrum_ms"] / best)
             singles.append(row["agrum_ms"] / row["single_ms"])
+        mpe_agrum = f"{row['mpe_agrum_ms']:8.3f}" if "mpe_agrum_ms" in row else f"{'-':>8s}"
+        mpe_diff = f"{row['mpe_diff']:7.1e}" if "mpe_diff" in row else f"{'-':>7s}"
+        mpe_failed += count - row["mpe_agrum_answered"]
+        if "mpe_agrum_ms" in row:
+            mpe_ratios.append(row["mpe_agrum_ms"] / min(row["mpe_single_ms"],
+                                                        row["mpe_batched_ms"]))
+            mpe_singles.append(row["mpe_agrum_ms"] / row["mpe_single_ms"])
         print(f"{name:10s} {row['n']:5d} {row['width']:5d} {row['entries']:9.3g} "
               f"{row['agrum_entries']:9.3g} {row['single_ms']:9.3f} {row['batched_ms']:9.3f} "
-              f"{agrum} {ratio} {row['peak_mb']:8.1f} {row['max_diff']:7.1e}", flush=True)
+              f"{agrum} {ratio} {row['peak_mb']:8.1f} {row['max_diff']:7.1e} | "
+              f"{row['mpe_single_ms']:8.3f} {row['mpe_batched_ms']:8.3f} {mpe_agrum} "
+              f"{row['mpe_agrum_answered']:8d} {mpe_diff}", flush=True)
     print(f"bench_inference: {len(ratios)} networks answered, {len(refused)} refused "
           f"{refused or ''}; twlib / pyAgrum speed per set: worst {min(ratios):.2f}x, "
           f"median {statistics.median(ratios):.2f}x (one set per call: worst {min(singles):.2f}x, "
-          f"median {statistics.median(singles):.2f}x)")
+          f"median {statistics.median(singles):.2f}x); MPE: pyAgrum answered "
+          f"{len(names) * count - mpe_failed - len(refused) * count} of "
+          f"{(len(names) - len(refused)) * count} sets, twlib / pyAgrum speed on the "
+          f"{len(mpe_ratios)} networks it answered: worst {min(mpe_ratios, default=np.nan):.2f}x "
+          f"(one set per call: worst {min(mpe_singles, default=np.nan):.2f}x)")
 
 
 if __name__ == "__main__":

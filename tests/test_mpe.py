@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from twlib import Dataset, datasets, interop
+from twlib import Dataset, datasets, inference, interop
 from twlib.factors import Factor, FactorModel
-from twlib.inference import JunctionTree, ZeroEvidenceError
+from twlib.errors import InputError, UnknownName
+from twlib.inference import JunctionTree, MemoryBudgetExceeded, ZeroEvidenceError, marginal_map
 from twlib.network import random_network
 
 from . import naive
@@ -50,17 +51,24 @@ def test_mpe_equals_brute_force(seed, n_vars, n_evidence, zeros):
     net, evidence = random_case(seed, n_vars, n_evidence, zeros)
     joint = joint_with_evidence(net, evidence)
     jt = JunctionTree(net)
+    for compiled in (True, False):                # one set: compiled pass, or the batch path
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES", 1 << 30 if compiled else -1)
+            if joint.max() == 0:
+                with pytest.raises(ZeroEvidenceError):
+                    jt.mpe(evidence)
+                continue
+            best, log_p = jt.mpe(evidence)
+        assert log_p == pytest.approx(np.log(joint.max()), rel=1e-10, abs=1e-12)
+        at = tuple(net.states(v).index(best[v]) for v in net.variables)
+        assert joint[at] == pytest.approx(joint.max(), rel=1e-9)     # a maximiser (ties allowed)
+        assert all(best[v] == s for v, s in evidence.items())
+    states, logs = jt.mpe_batch([evidence, {}], allow_zero=True)
+    assert joint[tuple(states[0])] == pytest.approx(joint.max(), rel=1e-9)
     if joint.max() == 0:
-        with pytest.raises(ZeroEvidenceError):
-            jt.mpe(evidence)
-        return
-    best, log_p = jt.mpe(evidence)
-    assert log_p == pytest.approx(np.log(joint.max()), rel=1e-10, abs=1e-12)
-    at = tuple(net.states(v).index(best[v]) for v in net.variables)
-    assert joint[at] == pytest.approx(joint.max(), rel=1e-9)       # a maximiser (ties allowed)
-    assert all(best[v] == s for v, s in evidence.items())
-    states, logs = jt.mpe_batch([evidence, {}])
-    assert tuple(states[0]) == at and logs[0] == pytest.approx(log_p, rel=1e-12, abs=1e-12)
+        assert logs[0] == -np.inf
+    else:
+        assert logs[0] == pytest.approx(np.log(joint.max()), rel=1e-10, abs=1e-12)
     assert logs[1] == pytest.approx(np.log(naive.full_joint(net).max()), rel=1e-10, abs=1e-12)
 
 
@@ -162,3 +170,50 @@ def test_mpe_refuses_impossible_evidence_and_unknown_names():
         jt.mpe({"nope": "yes"})
     with pytest.raises(Exception, match="no evidence sets"):
         jt.mpe_batch([])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(0, 2), st.booleans())
+def test_marginal_map_equals_brute_force(seed, n_vars, n_evidence, zeros):
+    net, evidence = random_case(seed, n_vars, n_evidence, zeros)
+    rng = np.random.default_rng(seed + 1)
+    free = [v for v in net.variables if v not in evidence]
+    query = list(rng.choice(free, size=int(rng.integers(1, len(free) + 1)), replace=False))
+    joint = joint_with_evidence(net, evidence)
+    summed = joint.sum(axis=tuple(k for k, v in enumerate(net.variables) if v not in query))
+    kept = [v for v in net.variables if v in query]           # summed's axes, in that order
+    if summed.max() == 0:
+        with pytest.raises(ZeroEvidenceError):
+            marginal_map(net, query, evidence)
+        return
+    best, log_p = marginal_map(net, query, evidence)
+    assert log_p == pytest.approx(np.log(summed.max()), rel=1e-10, abs=1e-12)
+    at = tuple(net.states(v).index(best[v]) for v in kept)
+    assert summed[at] == pytest.approx(summed.max(), rel=1e-9)
+    if len(query) == len(free):                               # marginal MAP over all is MPE
+        assert log_p == pytest.approx(JunctionTree(net).mpe(evidence)[1], rel=1e-10, abs=1e-12)
+
+
+def test_marginal_map_refuses_wide_orders_and_bad_queries():
+    net = datasets.load_network("alarm")
+    with pytest.raises(MemoryBudgetExceeded, match=r"marginal MAP over 3 variables needs about"):
+        marginal_map(net, ["HR", "BP", "CO"], max_memory_gb=1e-9)
+    with pytest.raises(InputError, match="also be observed"):
+        marginal_map(net, ["HR"], {"HR": "HIGH"})
+    with pytest.raises(UnknownName, match="unknown query"):
+        marginal_map(net, ["nope"])
+    with pytest.raises(InputError, match="at least one"):
+        marginal_map(net, [])
+    with pytest.raises(InputError, match="query variables last"):
+        marginal_map(net, ["HR"], order=["HR"] + [v for v in net.variables if v != "HR"])
+
+
+def test_marginal_map_of_a_markov_network_uses_its_normalised_distribution():
+    names = ["a", "b", "c"]
+    states = {v: ["0", "1"] for v in names}
+    model = FactorModel(names, states, [Factor(("a", "b"), np.array([[4.0, 1.0], [1.0, 4.0]])),
+                                        Factor(("b", "c"), np.array([[1.0, 3.0], [2.0, 1.0]]))])
+    value = np.einsum("ab,bc->abc", model.factors[0].values, model.factors[1].values)
+    best, log_p = marginal_map(model, ["a"])
+    assert best == {"a": str(int(value.sum(axis=(1, 2)).argmax()))}
+    assert log_p == pytest.approx(np.log(value.sum(axis=(1, 2)).max() / value.sum()))

@@ -242,14 +242,15 @@ def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
 
 
 @nb.njit(cache=True)
-def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
+def greedy_elimination(adj0, kind, weight, jitter, seed, fixed, late=np.zeros(0, np.bool_)):
     """One greedy elimination of the graph with bitset rows ``adj0`` (uint64,
     one row per vertex): repeatedly eliminate the vertex of least cost
     (``kind``: 0 min-fill, 1 min-degree, 2 weighted min-fill, 3 min-size).  Ties
     go to fewer neighbours, then to the lower index; ``jitter > 0`` multiplies
     each cost by a random factor in ``[1, 1 + jitter)`` (seeded), and breaks
     exact ties at random, so repeated runs explore other orders.  A non-empty
-    ``fixed`` order is followed instead (to measure it).
+    ``fixed`` order is followed instead (to measure it).  Vertices flagged in
+    ``late`` (when given) wait until every other vertex is eliminated.
 
     Returns ``(order, width, entries)``: ``entries`` is the total table size
     of the junction tree's maximal cliques, with ``weight`` the number of
@@ -269,6 +270,12 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
     noise = np.ones(n)
     stamp = np.full(n, -1, dtype=np.int64)
     greedy = fixed.shape[0] == 0
+    constrained = late.shape[0] == n
+    early_left = n
+    if constrained:
+        for v in range(n):
+            if late[v]:
+                early_left -= 1
     for v in range(n):
         if greedy:
             cost[v], degree[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
@@ -284,12 +291,14 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed):
         best = -1 if greedy else fixed[step]
         best_key = np.inf
         for v in range(n if greedy else 0):
-            if done[v]:
+            if done[v] or (constrained and early_left > 0 and late[v]):
                 continue
             key = cost[v] * noise[v]
             if best < 0 or key < best_key or (key == best_key and degree[v] < degree[best]):
                 best, best_key = v, key
         v = best
+        if constrained and not late[v]:
+            early_left -= 1
         m = eliminate_vertex(adj, v, alive, nbr)
         done[v] = True
         order[step] = v
@@ -356,7 +365,7 @@ def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
 
 def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
                       restarts: int | None = None, time_limit: float | None = None,
-                      random_state=0) -> list:
+                      random_state=0, last=()) -> list:
     """An elimination order of ``graph``, by greedy heuristics (compiled).
 
     Each heuristic repeatedly eliminates the node that is cheapest now:
@@ -373,10 +382,14 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
     keeps the order of least total table size (then least width): the size of
     the junction tree exact inference builds.  ``weights`` default to 2 per
     node (a dict or a sequence in node order).  Deterministic for a given
-    ``random_state`` when no ``time_limit`` stops it early.
+    ``random_state`` when no ``time_limit`` stops it early.  Nodes in ``last``
+    come after all the others (the constrained orders of marginal MAP, which
+    must sum out the other variables before maximising over these).
 
     >>> elimination_order(nx.path_graph(4), "min-degree")
     [0, 1, 2, 3]
+    >>> elimination_order(nx.path_graph(4), "min-degree", last=[0])
+    [3, 2, 1, 0]
     >>> order = elimination_order(nx.grid_2d_graph(6, 6))
     >>> elimination_cost(nx.grid_2d_graph(6, 6), order)[0]
     6
@@ -388,16 +401,20 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
         return []
     w = _node_weights(nodes, weights, required=method == "weighted-min-fill")
     adj = _bitset_rows(graph, nodes)
+    unknown = set(last) - set(nodes)
+    if unknown:
+        raise InputError(f"last names nodes not in the graph: {sorted(map(str, unknown))}")
+    late = np.array([v in set(last) for v in nodes], dtype=np.bool_)
     if method != "auto":
-        order, _, _ = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER)
+        order, _, _ = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER, late)
         return [nodes[i] for i in order]
     started = time.perf_counter()
     best = None
     for kind in range(len(ORDER_HEURISTICS)):
-        order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER)
+        order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER, late)
         if best is None or (entries, width) < best[:2]:
             best = (entries, width, order)
-    if best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES:
+    if best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES and not late.any():
         for order in _spectral_sweeps(graph, nodes):
             order, width, entries = greedy_elimination(adj, 0, w, 0.0, 0, order)
             if (entries, width) < best[:2]:
@@ -409,7 +426,7 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
             break
         kind = (_KIND["min-fill"], _KIND["weighted-min-fill"], _KIND["min-size"])[r % 3]
         order, width, entries = greedy_elimination(adj, kind, w, 0.5 * rng.random(),
-                                                   int(rng.integers(2**31)), _NO_ORDER)
+                                                   int(rng.integers(2**31)), _NO_ORDER, late)
         if (entries, width) < best[:2]:
             best = (entries, width, order)
     return [nodes[i] for i in best[2]]

@@ -26,12 +26,13 @@ from tqdm.auto import tqdm
 
 from .errors import BudgetExceeded, InputError, UnknownName
 from .factors import Factor, FactorModel, ZeroEvidenceError, labelled_einsum, cpt_factor
-from .graphs import clique_tree, elimination_order, moral_graph
+from .graphs import clique_tree, elimination_cost, elimination_order, moral_graph
 from .network import BayesianNetwork
 from .parallel import blocks, run_tasks, task_count
 
-__all__ = ["Factor", "FactorModel", "variable_elimination", "JunctionTree", "ZeroEvidenceError",
-           "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult", "gibbs_sample"]
+__all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
+           "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
+           "gibbs_sample"]
 
 
 class MemoryBudgetExceeded(BudgetExceeded):
@@ -98,6 +99,108 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
     axes = [result.variables.index(q) for q in query]
     values = np.transpose(result.values, axes)
     return values
+
+
+def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
+                 order=None) -> tuple[dict, float]:
+    """The most probable joint state of the ``query`` variables given the
+    evidence, the other variables summed out: ``argmax_q sum_y P(q, y, e)``.
+
+    Exact, by variable elimination along an order that sums out every other
+    variable before it maximises over the query ones (by default
+    :func:`twlib.graphs.elimination_order` constrained that way), then reads the
+    maximisers back in reverse.  Such an order can be much wider than an
+    unconstrained one; when its tables (the working ones and those kept for
+    the read-back, 8 bytes an entry) need more than ``max_memory_gb``,
+    :class:`MemoryBudgetExceeded` says how much.  Returns ``({query variable:
+    state label}, log P(q, e))``; for a factor model the log-probability is of
+    the normalised distribution.
+
+    >>> from twlib.datasets import load_network
+    >>> best, log_p = marginal_map(load_network("asia"), ["lung", "bronc"], {"dysp": "yes"})
+    >>> best, round(log_p, 4)
+    ({'lung': 'no', 'bronc': 'yes'}, -1.0929)
+    """
+    normalised = isinstance(model, BayesianNetwork)
+    model = FactorModel.from_network(model) if normalised else model
+    query = [query] if isinstance(query, str) else list(query)
+    if not query:
+        raise InputError("marginal MAP needs at least one query variable")
+    unknown = [q for q in query if q not in model.variables]
+    if unknown:
+        raise UnknownName(f"unknown query variables {unknown}")
+    if len(set(query)) != len(query):
+        raise InputError(f"query variables repeat: {query}")
+    ev = _evidence_indices(model, evidence)
+    if set(query) & set(ev):
+        raise InputError(f"query variables cannot also be observed: {sorted(set(query) & set(ev))}")
+    arity = {v: model.arity(v) for v in model.variables}
+    factors = [f.reduce(ev) for f in model.factors]
+    free = [v for v in model.variables if v not in ev]
+    graph = nx.Graph()
+    graph.add_nodes_from(free)
+    for f in factors:
+        graph.add_edges_from((u, w) for k, u in enumerate(f.variables) for w in f.variables[k + 1:])
+    if order is None:
+        order = elimination_order(graph, "auto", weights=arity, last=query)
+    order = list(order)
+    if sorted(order, key=str) != sorted(free, key=str) or any(
+            v in query for v in order[:len(free) - len(query)]):
+        raise InputError("the order must list every unobserved variable once, the query "
+                         "variables last")
+    _, entries = elimination_cost(graph, order, arity)
+    need = 8 * 2 * entries / 2**30
+    if need > max_memory_gb:
+        raise MemoryBudgetExceeded(
+            f"marginal MAP over {len(query)} variables needs about {need:.1f} GiB "
+            f"({entries:.3g} table entries along an order that sums out the other "
+            f"{len(free) - len(query)} first), over the budget of {max_memory_gb} GiB")
+    log_p, kept = _eliminate(factors, order, maximise=set(query))
+    if not np.isfinite(log_p):
+        raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
+    if not normalised:
+        log_p -= JunctionTree(model, max_memory_gb=max_memory_gb).log_z
+    best = {}
+    for v, scope, table in reversed(kept):
+        index = tuple(best[u] if u != v else slice(None) for u in scope)
+        best[v] = int(np.argmax(table[index]))
+    return {q: model.states(q)[best[q]] for q in query}, float(log_p)
+
+
+def _eliminate(factors, order, maximise=frozenset()):
+    """Eliminate ``order`` from the product of ``factors``: sum out each
+    variable, or maximise over it if in ``maximise``.  Tables are kept at peak 1
+    with their log-scales summed, so nothing underflows.  Returns ``(log of the
+    final value, [(variable, scope, table) of each maximisation])``."""
+    log_scale = 0.0
+    pool = []
+    for f in factors:
+        peak = float(f.values.max()) if f.values.size else 0.0
+        if peak <= 0:
+            return -math.inf, []
+        log_scale += math.log(peak)
+        pool.append((tuple(f.variables), f.values / peak))
+    kept = []
+    for v in order:
+        touching = [p for p in pool if v in p[0]]
+        pool = [p for p in pool if v not in p[0]]
+        scope = tuple(dict.fromkeys(u for s, _ in touching for u in s))
+        ops = [x for s, t in touching for x in (t, list(s))]
+        product = labelled_einsum(*ops, list(scope)) if touching else np.ones(1)
+        axis = scope.index(v)
+        if v in maximise:
+            kept.append((v, scope, product))
+            table = product.max(axis=axis)
+        else:
+            table = product.sum(axis=axis)
+        peak = float(table.max())
+        if peak <= 0:
+            return -math.inf, kept
+        log_scale += math.log(peak)
+        pool.append((tuple(u for u in scope if u != v), table / peak))
+    for _, table in pool:                              # constants left over
+        log_scale += math.log(float(table))
+    return log_scale, kept
 
 
 # ----------------------------------------------------------------- junction tree
@@ -681,6 +784,29 @@ class JunctionTree:
             self._variable_index = index
         return self._flat
 
+    def _compiled_mpe(self, evidence):
+        """``(state indices, log P(x, e))`` of one evidence set by
+        :func:`_max_product_single`."""
+        layout = self._compiled_layout()
+        if getattr(self, "_clique_vars", None) is None:
+            ptr, var, stride, card = [0], [], [], []
+            for i in self.preorder:
+                clique = self.cliques[i]
+                var += [self._variable_index[v] for v in clique]
+                stride += [math.prod(self.arity[u] for u in clique[k + 1:])
+                           for k in range(len(clique))]
+                card += [self.arity[v] for v in clique]
+                ptr.append(len(var))
+            self._clique_vars = tuple(np.array(a, dtype=np.int64)
+                                      for a in (ptr, var, stride, card))
+        observed = np.full(len(self.net.variables), -1, dtype=np.int64)
+        for v, k in _evidence_indices(self.net, evidence).items():
+            observed[self._variable_index[v]] = k
+        states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
+        if not _max_product_single(*layout[:10], observed, *self._clique_vars, states[0]):
+            raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
+        return states[0], float(_log_values(*self._factor_index(), states)[0] - self.log_z)
+
     def _entry_to_sep(self, i, sep, sizes):
         """For each entry of clique ``i``'s flat table, its entry in the flat
         separator ``sep`` (variables in that order)."""
@@ -706,7 +832,7 @@ class JunctionTree:
         return marginals, log_pe + self.log_z
 
     def mpe_batch(self, evidence_sets, chunk: int | None = None, progress: bool = False,
-                  executor=None):
+                  executor=None, allow_zero: bool = False):
         """The most probable explanation of each evidence set: the complete
         assignment ``x`` (observed variables at their states) that maximises
         ``P(x, e)``, by max-product on the tree.
@@ -716,7 +842,9 @@ class JunctionTree:
         log of ``P(x, e)`` per set (for a factor model: of the normalised
         distribution).  Ties go to the lowest state index of each clique's
         variables, so the answer is deterministic.  Batching, ``chunk``,
-        ``progress`` and ``executor`` work as in :meth:`posteriors_batch`.
+        ``progress`` and ``executor`` work as in :meth:`posteriors_batch`.  An
+        impossible evidence set raises :class:`ZeroEvidenceError`, or with
+        ``allow_zero`` gets ``log_p = -inf`` (and meaningless states).
 
         >>> from twlib.datasets import load_network
         >>> jt = JunctionTree(load_network("asia"))
@@ -729,8 +857,8 @@ class JunctionTree:
             raise InputError("no evidence sets given")
         bar = tqdm(total=len(evidence_sets), unit="set", desc="MPE", disable=not progress)
         answers = run_tasks(executor, _mpe_of_parts, self,
-                            [(group,) for group in self._chunk_groups(evidence_sets, chunk,
-                                                                      executor)],
+                            [(group, allow_zero)
+                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
                             progress=lambda answer: bar.update(len(answer[1])))
         bar.close()
         return (np.concatenate([a[0] for a in answers]),
@@ -747,9 +875,12 @@ class JunctionTree:
         >>> best["bronc"], best["lung"], round(log_p, 4)
         ('yes', 'no', -2.2017)
         """
-        states, log_p = self._mpe([evidence or {}])
-        return ({v: self.net.states(v)[k] for v, k in zip(self.net.variables, states[0])},
-                float(log_p[0]))
+        if self.entries > COMPILED_UP_TO_ENTRIES:
+            states, log_p = self._mpe([evidence or {}])
+            states, log_p = states[0], float(log_p[0])
+        else:
+            states, log_p = self._compiled_mpe(evidence)
+        return ({v: self.net.states(v)[k] for v, k in zip(self.net.variables, states)}, log_p)
 
     def joint(self, variables, evidence=None) -> np.ndarray:
         """``P(variables | evidence)`` as an array with one axis per variable (in the
@@ -921,6 +1052,68 @@ def _hugin_single(tables, table_off, seps, sep_off, child_map, parent_map, paren
     return log_pe
 
 
+@nb.njit(cache=True)
+def _max_product_single(tables, table_off, seps, sep_off, child_map, parent_map,
+                        parent_map_off, parents, reader, stride, observed,
+                        cvar_ptr, cvar, cstride, ccard, states):
+    """One evidence set's most probable explanation on a small tree (the layout
+    of :func:`_hugin_single`): each clique's ``P(C) / P(S)`` times its evidence
+    and its children's max-messages; each sends, per separator entry, its best
+    value and the entry that reached it; decoding walks down from the root's
+    best entry.  Fills ``states``; False when the evidence is impossible."""
+    work = tables.copy()
+    n = parents.shape[0]
+    for v in range(observed.shape[0]):
+        if observed[v] >= 0:
+            t = reader[v]
+            card = ccard[cvar_ptr[t]]
+            for j in range(cvar_ptr[t], cvar_ptr[t + 1]):
+                if cvar[j] == v:
+                    card = ccard[j]
+            for e in range(table_off[t + 1] - table_off[t]):
+                if (e // stride[v]) % card != observed[v]:
+                    work[table_off[t] + e] = 0.0
+    for t in range(1, n):
+        base, s0 = table_off[t], sep_off[t]
+        for e in range(table_off[t + 1] - base):
+            old = seps[s0 + child_map[base + e]]
+            work[base + e] = work[base + e] / old if old > 0.0 else 0.0
+    msg = np.zeros(seps.shape[0])
+    best = np.zeros(seps.shape[0], dtype=np.int64)
+    for t in range(n - 1, 0, -1):                                # collect, maximising
+        p, base, s0 = parents[t], table_off[t], sep_off[t]
+        for s in range(sep_off[t + 1] - s0):
+            msg[s0 + s] = -1.0
+        for e in range(table_off[t + 1] - base):
+            s = s0 + child_map[base + e]
+            if work[base + e] > msg[s]:
+                msg[s] = work[base + e]
+                best[s] = e
+        peak = 0.0
+        for s in range(sep_off[t + 1] - s0):
+            peak = max(peak, msg[s0 + s])
+        if peak <= 0.0:
+            return False
+        pm = parent_map_off[t]
+        for e in range(table_off[p + 1] - table_off[p]):
+            work[table_off[p] + e] *= msg[s0 + parent_map[pm + e]] / peak
+    chosen = np.zeros(n, dtype=np.int64)
+    top = -1.0
+    for e in range(table_off[1]):
+        if work[e] > top:
+            top = work[e]
+            chosen[0] = e
+    if top <= 0.0:
+        return False
+    for t in range(n):                                            # decode, top down
+        if t > 0:
+            p = parents[t]
+            chosen[t] = best[sep_off[t] + parent_map[parent_map_off[t] + chosen[p]]]
+        for j in range(cvar_ptr[t], cvar_ptr[t + 1]):
+            states[cvar[j]] = (chosen[t] // cstride[j]) % ccard[j]
+    return True
+
+
 def _posteriors_of_parts(tree, parts, variables):
     """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
     sets: a task of :meth:`JunctionTree.posteriors_batch`."""
@@ -935,10 +1128,10 @@ def _posteriors_of_parts(tree, parts, variables):
     return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
 
 
-def _mpe_of_parts(tree, parts):
+def _mpe_of_parts(tree, parts, allow_zero):
     """MPE states and ``log P(x, e)`` over consecutive chunks of evidence sets: a
     task of :meth:`JunctionTree.mpe_batch`."""
-    answers = [tree._mpe(part) for part in parts]
+    answers = [tree._mpe(part, allow_zero) for part in parts]
     return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
 
 
