@@ -5,14 +5,17 @@
         [--scheduler local|HOST:PORT]
         a network of tree-width <= K from a data file (.csv with a header, or .dat);
         --scheduler runs the parallel parts on a Dask cluster (twlib[scale])
-    twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--json]
-        exact posteriors given evidence, and log P(evidence)
+    twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--mpe | --map C ...] [--json]
+        exact posteriors given evidence, and log P(evidence); --mpe: the most probable
+        state of every variable; --map C ...: the most probable joint state of C ...,
+        the others summed out (marginal MAP)
     twlib info MODEL                                    variables, arcs, tree-width, junction tree
     twlib sample NETWORK N [--seed S] [--out FILE]      rows from a BIF file or bnlearn name
     twlib score DATA [--score bdeu|bic|ll] [--ess E] [--max-parents K] [--out FILE]
         parent-set scores of a data file (.csv or GOBNILP .dat) in GOBNILP's score format
-    twlib uai MODEL.uai EVIDENCE.evid SEED MAR [--memory-gb G]
-        the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR
+    twlib uai MODEL.uai EVIDENCE.evid SEED MAR|MAP [--memory-gb G]
+        the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR,
+        or the most probable assignment into ./MODEL.uai.MAP
         (MODEL.uai.gz and EVIDENCE.evid.gz are read too)
 
 Exit codes: 0 done; 2 bad input (a malformed file, an unknown name, an invalid
@@ -33,7 +36,7 @@ from .data import Dataset
 from .errors import BudgetExceeded, InputError, TwlibError
 from .estimator import METHODS, BoundedTreewidthNetwork
 from .graphs import moral_graph, treewidth_exact, treewidth_upper_bound
-from .inference import JunctionTree
+from .inference import JunctionTree, marginal_map
 from .io import bif, dat, uai
 from .io.text import plain_name
 from .scores import SCORES, ParentSetScores
@@ -95,9 +98,28 @@ def _evidence(pairs) -> dict:
     return evidence
 
 
+def _explain(args, net, evidence) -> None:
+    """``query --mpe`` and ``query --map``: an assignment and its log-probability."""
+    if args.map:
+        best, log_p = marginal_map(net, args.map, evidence, max_memory_gb=args.memory_gb)
+        kind = "marginal MAP"
+    else:
+        best, log_p = JunctionTree(net, max_memory_gb=args.memory_gb).mpe(evidence)
+        kind = "MPE"
+    if args.json:
+        print(json.dumps({"evidence": evidence, "task": kind, "assignment": best,
+                          "log_probability": log_p}, indent=1))
+        return
+    print(f"{kind}: log P(assignment, evidence) = {log_p:.6f}")
+    print("  ".join(f"{v}={s}" for v, s in best.items()))
+
+
 def _query(args) -> None:
     net = _network(args.model)
     evidence = _evidence(args.evidence)
+    if args.mpe or args.map:
+        _explain(args, net, evidence)
+        return
     tree = JunctionTree(net, max_memory_gb=args.memory_gb)
     targets = args.target or [v for v in net.variables if v not in evidence]
     unknown = [t for t in targets if t not in net.variables]
@@ -150,13 +172,19 @@ def _score(args) -> None:
 
 
 def _uai(args) -> None:
-    if args.task != "MAR":
-        raise InputError(f"only the MAR task is supported, got {args.task!r}")
+    if args.task not in ("MAR", "MAP"):
+        raise InputError(f"the tasks are MAR and MAP, got {args.task!r}")
     model = uai.read(args.model)
     evidence = uai.read_evidence(args.evidence)
     tree = JunctionTree(model, max_memory_gb=args.memory_gb)
+    out = Path(plain_name(args.model) + "." + args.task)
+    if args.task == "MAP":
+        best, log_p = tree.mpe(evidence)
+        uai.write_map(out, [model.states(v).index(best[v]) for v in model.variables])
+        print(f"{out}: the most probable assignment, log P = {log_p + tree.log_z:.6f} "
+              f"(unnormalised; width {tree.width})", file=sys.stderr)
+        return
     posteriors = tree.posteriors(evidence)
-    out = Path(plain_name(args.model) + ".MAR")
     uai.write_mar(out, posteriors, model.variables)
     print(f"{out}: {len(model.variables)} marginals (width {tree.width})", file=sys.stderr)
 
@@ -182,6 +210,11 @@ def main(argv=None) -> int:
     q.add_argument("--evidence", nargs="*", metavar="VAR=STATE")
     q.add_argument("--target", nargs="*", help="variables to report (default: all unobserved)")
     q.add_argument("--json", action="store_true")
+    task = q.add_mutually_exclusive_group()
+    task.add_argument("--mpe", action="store_true",
+                      help="the most probable explanation: a state for every variable")
+    task.add_argument("--map", nargs="+", metavar="VAR",
+                      help="marginal MAP: the most probable joint state of these variables")
     q.add_argument("--memory-gb", type=float, default=4.0)
     q.set_defaults(run=_query)
     i = sub.add_parser("info", help="variables, arcs, tree-width and junction-tree size")
@@ -201,11 +234,11 @@ def main(argv=None) -> int:
     c.add_argument("--max-parents", type=int, default=3)
     c.add_argument("--out", help="score file to write; default: stdout")
     c.set_defaults(run=_score)
-    u = sub.add_parser("uai", help="UAI competition convention: write MODEL.uai.MAR here")
+    u = sub.add_parser("uai", help="UAI competition convention: write MODEL.uai.MAR or .MAP here")
     u.add_argument("model")
     u.add_argument("evidence")
     u.add_argument("seed", type=int, help="accepted for the harness; exact inference ignores it")
-    u.add_argument("task", help="MAR")
+    u.add_argument("task", help="MAR (marginals) or MAP (the most probable assignment)")
     u.add_argument("--memory-gb", type=float, default=4.0,
                    help="refuse (exit 3) when exact inference needs more (default 4)")
     u.set_defaults(run=_uai)

@@ -152,7 +152,7 @@ def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
     need = 8 * 2 * entries / 2**30
     if need > max_memory_gb:
         raise MemoryBudgetExceeded(
-            f"marginal MAP over {len(query)} variables needs about {need:.1f} GiB "
+            f"marginal MAP over {len(query)} variables needs about {need:.3g} GiB "
             f"({entries:.3g} table entries along an order that sums out the other "
             f"{len(free) - len(query)} first), over the budget of {max_memory_gb} GiB")
     log_p, kept = _eliminate(factors, order, maximise=set(query))
@@ -265,7 +265,7 @@ class JunctionTree:
         need = 8 * (self.entries + 2 * max(sizes)) / 2**30
         if need > max_memory_gb:
             raise MemoryBudgetExceeded(
-                f"exact inference on {model.name!r} needs about {need:.1f} GiB (elimination width "
+                f"exact inference on {model.name!r} needs about {need:.3g} GiB (elimination width "
                 f"{self.width}, {self.entries:.3g} table entries, largest {max(sizes):.3g}), over "
                 f"the budget of {max_memory_gb} GiB")
         self._shape_tree(edges)
@@ -684,6 +684,13 @@ class JunctionTree:
                 if i < j:
                     graph.add_edge(i, j, separator=self.separators[(i, j)])
         return graph
+
+    def draw(self, ax=None, **options):
+        """Draw the tree (see :func:`twlib.drawing.draw_junction_tree`); returns
+        the matplotlib axes."""
+        from .drawing import draw_junction_tree
+
+        return draw_junction_tree(self, ax, **options)
 
     def __repr__(self):
         return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, "

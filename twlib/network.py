@@ -117,6 +117,19 @@ class BayesianNetwork:
         """Free parameters: ``sum_i q_i (r_i - 1)``."""
         return int(sum((t.shape[0] - 1) * (t.size // t.shape[0]) for t in self._cpts.values()))
 
+    def draw(self, ax=None, **options):
+        """Draw the network (see :func:`twlib.drawing.draw_network` for the
+        options: highlighted variables, evidence, an assignment, arcs compared
+        with another network); returns the matplotlib axes."""
+        from .drawing import draw_network
+
+        return draw_network(self, ax, **options)
+
+    def _repr_png_(self):
+        from .drawing import network_png
+
+        return network_png(self)
+
     def to_networkx(self):
         return to_digraph(self._parents)
 

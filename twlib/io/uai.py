@@ -1,5 +1,5 @@
-"""The UAI inference-competition formats: models (``.uai``), evidence (``.evid``)
-and marginal solutions (``.MAR``).
+"""The UAI inference-competition formats: models (``.uai``), evidence (``.evid``),
+marginal solutions (``.MAR``) and MAP solutions (``.MAP``: one state per variable).
 
 A model file holds ``MARKOV`` or ``BAYES``, the number of variables, their
 numbers of states, the number of factors, each factor's scope, and then each
@@ -21,7 +21,8 @@ from ..errors import DataNotFound, FormatError
 from ..factors import Factor, FactorModel
 from .text import plain_name, read_text, resolve
 
-__all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "UAIError"]
+__all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "read_map", "write_map",
+           "UAIError"]
 
 
 class UAIError(FormatError):
@@ -147,3 +148,28 @@ def read_mar(path) -> list:
         out.append(np.array(items[pos + 1:pos + 1 + k], dtype=float))
         pos += 1 + k
     return out
+
+
+def write_map(path, states) -> None:
+    """Write an assignment (one state index per variable) in the competition's MAP
+    format."""
+    states = [int(k) for k in states]
+    Path(path).write_text("MAP\n" + " ".join(map(str, [len(states)] + states)) + "\n")
+
+
+def read_map(path) -> np.ndarray:
+    """The assignment of a ``.MAP`` file as an int array (one state per variable).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.MAP")
+    >>> write_map(path, [1, 0, 2])
+    >>> read_map(path).tolist()
+    [1, 0, 2]
+    """
+    items = read_text(path).split()
+    if not items or items[0] != "MAP":
+        raise UAIError(f"{path}: expected a MAP header")
+    n = int(items[1])
+    if len(items) < 2 + n:
+        raise UAIError(f"{path}: {n} states announced but {len(items) - 2} follow")
+    return np.array(items[2:2 + n], dtype=np.int64)
