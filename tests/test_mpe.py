@@ -217,3 +217,33 @@ def test_marginal_map_of_a_markov_network_uses_its_normalised_distribution():
     best, log_p = marginal_map(model, ["a"])
     assert best == {"a": str(int(value.sum(axis=(1, 2)).argmax()))}
     assert log_p == pytest.approx(np.log(value.sum(axis=(1, 2)).max() / value.sum()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6))
+def test_compiled_log_values_equal_the_models_own(seed):
+    net = random_network(6, n_arcs=8, max_in=3, arities=[2, 3, 2, 4, 2, 3], random_state=seed)
+    model = FactorModel.from_network(net)
+    rows = net.sample(20, random_state=seed).values.astype(np.int64)
+    fast = inference._log_values(*JunctionTree(net)._factor_index(), rows)
+    assert np.allclose(fast, model.log_values(rows), rtol=0, atol=1e-12)
+    assert np.allclose(fast, log_joint(net, rows), atol=1e-12)
+    with pytest.raises(InputError, match="out of range"):
+        model.log_values(np.full((1, 6), 5))
+
+
+def test_cli_query_mpe_and_marginal_map(capsys):
+    import json
+
+    from twlib.cli import main
+
+    assert main(["query", "asia", "--evidence", "dysp=yes", "--mpe", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    best, log_p = JunctionTree(datasets.load_network("asia")).mpe({"dysp": "yes"})
+    assert answer["assignment"] == best and answer["log_probability"] == pytest.approx(log_p)
+    assert main(["query", "asia", "--evidence", "dysp=yes", "--map", "lung", "bronc"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("marginal MAP: log P") and "lung=no  bronc=yes" in text
+    assert main(["query", "asia", "--map", "nope"]) == 2
+    with pytest.raises(SystemExit):                      # argparse: one task at a time
+        main(["query", "asia", "--mpe", "--map", "lung"])

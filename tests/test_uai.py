@@ -78,3 +78,39 @@ def test_markov_model_partition_function():
     jt = JunctionTree(model)
     assert jt.probability_of_evidence() == pytest.approx(10.0)
     assert np.allclose(jt.posteriors()["a"], [0.3, 0.7])
+
+
+@pytest.mark.parametrize("name", ["Segmentation_11", "Grids_12", "CSP_12", "Promedas_70"])
+def test_cli_map_is_at_least_the_reference_and_equals_elimination(name, tmp_path, monkeypatch):
+    from twlib.inference import marginal_map
+
+    inst = datasets.load_uai(name)
+    stem = f"uai/{inst.category}/{name}"
+    monkeypatch.chdir(tmp_path)
+    assert main(["uai", str(datasets.data_file(f"{stem}.uai")),
+                 str(datasets.data_file(f"{stem}.uai.evid")), "0", "MAP"]) == 0
+    ours = uai.read_map(tmp_path / f"{name}.uai.MAP")
+    model = inst.model
+    assert all(ours[model.variables.index(v)] == k for v, k in inst.evidence.items())
+    value, reference = model.log_values(np.array([ours, inst.map_state]))
+    assert value >= reference - 1e-6
+    free = [v for v in model.variables if v not in inst.evidence]
+    best, log_p = marginal_map(model, free, inst.evidence)       # max-product elimination
+    row = [int(best[v]) if v in best else inst.evidence[v] for v in model.variables]
+    assert model.log_values(row)[0] == pytest.approx(value, abs=1e-9)
+
+
+def test_map_only_instances_load_and_the_wide_one_is_refused(tmp_path, monkeypatch, capsys):
+    inst = datasets.load_uai("Grids_30")
+    assert inst.marginals is None and len(inst.map_state) == len(inst.model.variables)
+    assert "Grids_30" in datasets.available_uai(task="MAP")
+    assert "Grids_30" not in datasets.available_uai()
+    with pytest.raises(datasets.InputError, match="task must be one of"):
+        datasets.available_uai(task="MMAP")
+    monkeypatch.chdir(tmp_path)
+    stem = "uai/Grids/Grids_26"
+    assert main(["uai", str(datasets.data_file(f"{stem}.uai")),
+                 str(datasets.data_file(f"{stem}.uai.evid")), "0", "MAP"]) == 3
+    assert "width 40" in capsys.readouterr().err
+    assert main(["uai", str(datasets.data_file(f"{stem}.uai")),
+                 str(datasets.data_file(f"{stem}.uai.evid")), "0", "PR"]) == 2

@@ -35,7 +35,7 @@ from .network import BayesianNetwork
 
 __all__ = ["data_dir", "data_roots", "data_file", "load_sklearn", "load_network", "load_table",
            "load_uai", "UAIInstance", "TABLES", "NETWORKS", "DataNotFound", "available_tables",
-           "available_networks", "available_uai", "PRESETS"]
+           "available_networks", "available_uai", "UAI_TASKS", "PRESETS"]
 
 NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm",
             "win95pts", "hepar2", "andes", "pathfinder", "barley", "link", "diabetes", "munin",
@@ -141,34 +141,57 @@ def load_network(name: str) -> BayesianNetwork:
 # ------------------------------------------------------------------------- UAI
 @dataclass(frozen=True)
 class UAIInstance:
-    """A UAI 2014 MAR instance: the model, its evidence and the exact marginals."""
+    """A UAI 2014 instance: the model, its evidence and the reference solutions it
+    comes with (None where it has none): the exact marginals (MAR task, six
+    digits) and the competition's MAP assignment (one state index per variable;
+    found by subproblem-tree calibration, so not always optimal)."""
 
     name: str
     category: str
     model: FactorModel
     evidence: dict
-    marginals: dict          # variable -> reference probability vector (six digits)
+    marginals: dict | None          # variable -> reference probability vector
+    map_state: np.ndarray | None = None
 
 
-def available_uai(category: str | None = None) -> list:
-    """Names of the UAI instances (``"Grids_12"``, ...), optionally of one category."""
-    paths = _glob(f"uai/{category or '*'}/*.uai*")
-    return [Path(p).stem for p in paths if p.endswith(".uai")]
+UAI_TASKS = ("MAR", "MAP")
+
+
+def available_uai(category: str | None = None, task: str = "MAR") -> list:
+    """Names of the UAI instances (``"Grids_12"``, ...) that have a reference
+    solution of ``task`` (``"MAR"`` or ``"MAP"``), optionally of one category.
+
+    >>> "Grids_30" in available_uai(task="MAP"), "Grids_30" in available_uai()
+    (True, False)
+    """
+    if task not in UAI_TASKS:
+        raise InputError(f"task must be one of {UAI_TASKS}, got {task!r}")
+    suffix = f".uai.{task}"
+    return [Path(p).name[:-len(suffix)] for p in _glob(f"uai/{category or '*'}/*{suffix}*")
+            if p.endswith(suffix)]
 
 
 def load_uai(name: str) -> UAIInstance:
-    """A UAI 2014 MAR instance by name, e.g. ``"Grids_12"`` (category = the name's prefix)."""
+    """A UAI 2014 instance by name, e.g. ``"Grids_12"`` (category = the name's
+    prefix), with whichever reference solutions the collection holds."""
     category = name.rsplit("_", 1)[0]
     base = f"uai/{category}/{name}.uai"
     try:
         path = data_file(base)
     except DataNotFound as exc:
-        raise DataNotFound(f"unknown UAI instance {name!r}; known: {available_uai()}. "
-                           f"({exc})") from None
+        known = sorted(set(available_uai()) | set(available_uai(task="MAP")))
+        raise DataNotFound(f"unknown UAI instance {name!r}; known: {known}. ({exc})") from None
     model = uai.read(path)
     evidence = uai.read_evidence(data_file(base + ".evid"))
-    marginals = dict(zip(model.variables, uai.read_mar(data_file(base + ".MAR"))))
-    return UAIInstance(name, category, model, evidence, marginals)
+    references = {}
+    for task, reader in (("MAR", uai.read_mar), ("MAP", uai.read_map)):
+        try:
+            references[task] = reader(data_file(f"{base}.{task}"))
+        except DataNotFound:
+            references[task] = None
+    marginals = (None if references["MAR"] is None
+                 else dict(zip(model.variables, references["MAR"])))
+    return UAIInstance(name, category, model, evidence, marginals, references["MAP"])
 
 
 # ---------------------------------------------------------------------- tables

@@ -119,6 +119,30 @@ class FactorModel:
     def arity(self, v) -> int:
         return len(self._states[v])
 
+    def log_values(self, states) -> np.ndarray:
+        """``sum over factors of log f(x)`` (the unnormalised log-probability) of
+        each row of state indices (one column per variable, in model order);
+        ``-inf`` where a factor is zero.
+
+        >>> model = FactorModel(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]},
+        ...                     [Factor(("a", "b"), np.array([[1.0, 2.0], [3.0, 4.0]]))])
+        >>> np.exp(model.log_values([[0, 1], [1, 1]])).tolist()
+        [2.0, 4.0]
+        """
+        rows = np.atleast_2d(np.asarray(states, dtype=np.int64))
+        if rows.shape[1] != len(self.variables):
+            raise InputError(f"rows have {rows.shape[1]} states, the model {len(self.variables)} "
+                             "variables")
+        arity = np.array([self.arity(v) for v in self.variables])
+        if (rows < 0).any() or (rows >= arity).any():
+            raise InputError("a state index is out of range for its variable")
+        index = {v: k for k, v in enumerate(self.variables)}
+        total = np.zeros(len(rows))
+        with np.errstate(divide="ignore"):
+            for f in self.factors:
+                total += np.log(f.values[tuple(rows[:, index[v]] for v in f.variables)])
+        return total
+
     def interaction_graph(self):
         """Undirected graph joining every pair of variables that share a factor
         (for a Bayesian network: its moral graph)."""

@@ -184,9 +184,11 @@ def _eliminate(factors, order, maximise=frozenset()):
     for v in order:
         touching = [p for p in pool if v in p[0]]
         pool = [p for p in pool if v not in p[0]]
-        scope = tuple(dict.fromkeys(u for s, _ in touching for u in s))
-        ops = [x for s, t in touching for x in (t, list(s))]
-        product = labelled_einsum(*ops, list(scope)) if touching else np.ones(1)
+        scope, product = touching[0]
+        for s, t in touching[1:]:      # pairwise: numpy's einsum bounds its subscripts in all
+            joined = tuple(dict.fromkeys(scope + s))
+            product = labelled_einsum(product, list(scope), t, list(s), list(joined))
+            scope = joined
         axis = scope.index(v)
         if v in maximise:
             kept.append((v, scope, product))
@@ -350,6 +352,7 @@ class JunctionTree:
         home = {i: [] for i in range(len(self.cliques))}
         for f in model.factors:
             home[self._smallest_clique_holding(set(f.variables))].append(f)
+        self._home = home
         for i, factors in home.items():
             clique = self.cliques[i]
             for k, f in enumerate(factors):
@@ -562,10 +565,25 @@ class JunctionTree:
                                   own_card))
         return self._layout
 
+    def _log_potential(self, i):
+        """Clique ``i``'s log-potential: the sum of the logs of the model's factors
+        that live there (no calibration, so nothing underflows however unlikely
+        a configuration is)."""
+        clique = self.cliques[i]
+        table = np.zeros([self.arity[v] for v in clique])
+        with np.errstate(divide="ignore"):
+            for f in self._home[i]:
+                on_clique = sorted(f.variables, key=clique.index)
+                values = np.log(np.transpose(f.values,
+                                             [f.variables.index(v) for v in on_clique]))
+                table = table + values.reshape([self.arity[v] if v in f.variables else 1
+                                                for v in clique])
+        return table
+
     def _max_out(self, i, table):
-        """Maximise clique ``i``'s table (batch first) over its own variables:
-        ``(message to the parent scaled to peak 1, the best own configuration per
-        separator state (batch, separator states), the peaks (batch,))``."""
+        """Maximise clique ``i``'s log-table (batch first) over its own variables:
+        ``(message to the parent, shifted to peak 0, the best own configuration
+        per separator state (batch, separator states), the peaks (batch,))``."""
         batch = table.shape[0]
         seps, own = self._sep_axes[i], self._own[i]
         flat = np.transpose(table, [0] + [1 + k for k in seps] + [1 + k for k in own]
@@ -573,50 +591,46 @@ class JunctionTree:
         best = flat.argmax(axis=2)
         values = np.take_along_axis(flat, best[:, :, None], axis=2)[:, :, 0]
         peak = values.max(axis=1)
-        values /= np.where(peak > 0, peak, 1.0)[:, None]
+        values -= np.where(np.isfinite(peak), peak, 0.0)[:, None]
         return values.reshape([batch] + [table.shape[1 + k] for k in seps]), best, peak
 
     def _max_collect(self, todo, lam, batch, prior=None):
-        """Max-product from the leaves up over the cliques ``todo``: each clique's
-        table is ``P(C) / P(S)`` (so their product is the joint), times the
-        evidence indicators read there and the messages of its children (those
-        outside ``todo`` send their evidence-free message from ``prior``).
-        Returns ``(messages, log-scales below and at each clique, best own
-        configurations)``."""
+        """Max-sum in log space from the leaves up over the cliques ``todo``: each
+        clique's log-potential plus the logs of the evidence indicators read
+        there and its children's messages (those outside ``todo`` send their
+        evidence-free message from ``prior``).  Returns ``(messages, best own
+        configurations, the root's peak or None when the root is not in
+        todo)``."""
         self._max_layout()
-        msgs, logs, best = {}, {}, {}
+        msgs, best, peak = {}, {}, None
         at = {}
         for v, indicator in lam.items():
             at.setdefault(self.reader[v], []).append((v, indicator))
         for i in reversed(self.preorder):
             if i not in todo:
                 continue
-            clique, p = self.cliques[i], self.parent[i]
-            table = self.tables[i][None]
-            if p is not None:
-                table = table * self._sep_on_child(i, _ratio(np.ones(1), self.seps[i][None]))
-            for v, indicator in at.get(i, ()):
-                table = table * indicator.reshape([batch] + [self.arity[u] if u == v else 1
-                                                             for u in clique])
-            log = np.zeros(table.shape[0])
-            for c in self.children[i]:
-                m, lg = (msgs[c], logs[c]) if c in msgs else (prior[0][c], prior[1][c])
-                table = table * self._sep_on_parent(c, m)
-                log = log + lg
-            msgs[i], best[i], peak = self._max_out(i, table)
+            clique = self.cliques[i]
+            table = self._log_potential(i)[None]
             with np.errstate(divide="ignore"):
-                logs[i] = log + np.log(peak)
-        return msgs, logs, best
+                for v, indicator in at.get(i, ()):
+                    table = table + np.log(indicator).reshape(
+                        [batch] + [self.arity[u] if u == v else 1 for u in clique])
+            for c in self.children[i]:
+                table = table + self._sep_on_parent(c, msgs[c] if c in msgs else prior[0][c])
+            msgs[i], best[i], top = self._max_out(i, table)
+            if i == self.root:
+                peak = top
+        return msgs, best, peak
 
     def _max_prior(self):
-        """The evidence-free max-product pass, computed once and kept: what every
-        subtree without evidence sends, its log-scale, and how it decodes (the
-        best own configurations of all cliques in one flat array, with offsets)."""
+        """The evidence-free max-sum pass, computed once and kept: what every
+        subtree without evidence sends, and how it decodes (the best own
+        configurations of all cliques in one flat array, with offsets)."""
         if getattr(self, "_max_cache", None) is None:
-            msgs, logs, best = self._max_collect(set(self.preorder), {}, 1)
+            msgs, best, _ = self._max_collect(set(self.preorder), {}, 1)
             flat = [best[i].ravel() for i in self.preorder]
             offsets = np.cumsum([0] + [b.size for b in flat[:-1]]).astype(np.int64)
-            self._max_cache = msgs, logs, np.concatenate(flat), offsets
+            self._max_cache = msgs, np.concatenate(flat), offsets
         return self._max_cache
 
     def _mpe(self, evidence_sets, allow_zero: bool = False):
@@ -625,10 +639,9 @@ class JunctionTree:
         lam = self._indicators(evidence_sets)
         prior = self._max_prior()
         dirty = self._paths_to_root({self.reader[v] for v in lam})
-        msgs, logs, best = self._max_collect(dirty, lam, batch, prior)
-        log_p = np.broadcast_to(logs.get(self.root, prior[1][self.root]), (batch,)).copy()
-        zero = np.flatnonzero(~np.isfinite(log_p))
-        if zero.size and not allow_zero:
+        _, best, peak = self._max_collect(dirty, lam, batch, prior)
+        zero = np.flatnonzero(~np.isfinite(np.broadcast_to(peak, (batch,)))) if lam else []
+        if len(zero) and not allow_zero:
             which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
             raise ZeroEvidenceError(f"{which} has probability zero: "
                                     f"{evidence_sets[int(zero[0])]}")
@@ -641,11 +654,10 @@ class JunctionTree:
         out = np.zeros((batch, len(self.net.variables)), dtype=np.int64)
         _decode_assignments(*self._max_layout(), offsets,
                             np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64),
-                            prior[3], prior[2], out)
-        # the product of the model's own factors at the answer, rather than the
-        # peak of the calibrated tables (which carry the model's rounding, ~1e-9)
-        exact = _log_values(*self._factor_index(), out) - self.log_z
-        return out, np.where(np.isfinite(log_p), exact, log_p)
+                            prior[2], prior[1], out)
+        log_p = np.zeros(batch)
+        log_p[zero] = -np.inf
+        return out, log_p + _log_values(*self._factor_index(), out) - self.log_z
 
     def _factor_index(self):
         """The model's factors as flat arrays for :func:`_log_values`: scopes
@@ -796,6 +808,8 @@ class JunctionTree:
         :func:`_max_product_single`."""
         layout = self._compiled_layout()
         if getattr(self, "_clique_vars", None) is None:
+            self._log_potentials = np.concatenate([self._log_potential(i).ravel()
+                                                   for i in self.preorder])
             ptr, var, stride, card = [0], [], [], []
             for i in self.preorder:
                 clique = self.cliques[i]
@@ -810,7 +824,11 @@ class JunctionTree:
         for v, k in _evidence_indices(self.net, evidence).items():
             observed[self._variable_index[v]] = k
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
-        if not _max_product_single(*layout[:10], observed, *self._clique_vars, states[0]):
+        (_, table_off, _, sep_off, child_map, parent_map, parent_map_off, parents, reader,
+         stride) = layout[:10]
+        if not _max_product_single(self._log_potentials, table_off, sep_off, child_map,
+                                   parent_map, parent_map_off, parents, reader, stride, observed,
+                                   *self._clique_vars, states[0]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(_log_values(*self._factor_index(), states)[0] - self.log_z)
 
@@ -1060,57 +1078,47 @@ def _hugin_single(tables, table_off, seps, sep_off, child_map, parent_map, paren
 
 
 @nb.njit(cache=True)
-def _max_product_single(tables, table_off, seps, sep_off, child_map, parent_map,
+def _max_product_single(log_potentials, table_off, sep_off, child_map, parent_map,
                         parent_map_off, parents, reader, stride, observed,
                         cvar_ptr, cvar, cstride, ccard, states):
     """One evidence set's most probable explanation on a small tree (the layout
-    of :func:`_hugin_single`): each clique's ``P(C) / P(S)`` times its evidence
-    and its children's max-messages; each sends, per separator entry, its best
-    value and the entry that reached it; decoding walks down from the root's
-    best entry.  Fills ``states``; False when the evidence is impossible."""
-    work = tables.copy()
+    of :func:`_hugin_single`), max-sum in log space: each clique's
+    log-potential plus its children's messages; each sends, per separator
+    entry, its best value and the entry that reached it; decoding walks down
+    from the root's best entry.  Fills ``states``; False when the evidence is
+    impossible."""
+    work = log_potentials.copy()
     n = parents.shape[0]
     for v in range(observed.shape[0]):
         if observed[v] >= 0:
             t = reader[v]
-            card = ccard[cvar_ptr[t]]
+            card = 1
             for j in range(cvar_ptr[t], cvar_ptr[t + 1]):
                 if cvar[j] == v:
                     card = ccard[j]
             for e in range(table_off[t + 1] - table_off[t]):
                 if (e // stride[v]) % card != observed[v]:
-                    work[table_off[t] + e] = 0.0
-    for t in range(1, n):
-        base, s0 = table_off[t], sep_off[t]
-        for e in range(table_off[t + 1] - base):
-            old = seps[s0 + child_map[base + e]]
-            work[base + e] = work[base + e] / old if old > 0.0 else 0.0
-    msg = np.zeros(seps.shape[0])
-    best = np.zeros(seps.shape[0], dtype=np.int64)
+                    work[table_off[t] + e] = -np.inf
+    msg = np.empty(sep_off[n])
+    best = np.zeros(sep_off[n], dtype=np.int64)
     for t in range(n - 1, 0, -1):                                # collect, maximising
         p, base, s0 = parents[t], table_off[t], sep_off[t]
         for s in range(sep_off[t + 1] - s0):
-            msg[s0 + s] = -1.0
+            msg[s0 + s] = -np.inf
+            best[s0 + s] = -1
         for e in range(table_off[t + 1] - base):
             s = s0 + child_map[base + e]
-            if work[base + e] > msg[s]:
+            if best[s] < 0 or work[base + e] > msg[s]:
                 msg[s] = work[base + e]
                 best[s] = e
-        peak = 0.0
-        for s in range(sep_off[t + 1] - s0):
-            peak = max(peak, msg[s0 + s])
-        if peak <= 0.0:
-            return False
         pm = parent_map_off[t]
         for e in range(table_off[p + 1] - table_off[p]):
-            work[table_off[p] + e] *= msg[s0 + parent_map[pm + e]] / peak
+            work[table_off[p] + e] += msg[s0 + parent_map[pm + e]]
     chosen = np.zeros(n, dtype=np.int64)
-    top = -1.0
     for e in range(table_off[1]):
-        if work[e] > top:
-            top = work[e]
+        if work[e] > work[chosen[0]]:
             chosen[0] = e
-    if top <= 0.0:
+    if work[chosen[0]] == -np.inf:
         return False
     for t in range(n):                                            # decode, top down
         if t > 0:
