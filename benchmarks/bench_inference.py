@@ -115,7 +115,8 @@ def run_mpe(net, bn, jt, sets):
         answered.append(k)
         rows = np.array([[theirs[v] for v in net.variables]])
         ds = Dataset(rows, net.variables, [net.states(v) for v in net.variables])
-        diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k][1]), abs(log_p[k] - single[k][1]))
+        diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k][1]),
+                   abs(log_p[k] - single[k][1]))
     out["mpe_agrum_answered"] = len(answered)
     if answered:
         out["mpe_agrum_ms"] = 1e3 * spent / len(sets)

@@ -16,8 +16,8 @@ reference assignment's: ``equal`` within 1e-6, ``better`` where the reference
 (found by subproblem-tree calibration, an approximate method) is not optimal;
 ``worse`` would be a bug.  ``--folder`` reads every ``*.uai`` with its
 ``.evid`` and ``.MAP`` from a folder instead, such as ``uai2014/MAP`` of the
-public mroavi/uai repository (114 instances; the data folder holds the ones
-that fit 4 GiB and one that does not).
+public mroavi/uai repository (120 instances, 84 of them in its snapshot; the
+data folder holds the ones that fit 4 GiB and one that does not).
 
     python benchmarks/bench_uai.py [--quick] [--memory-gb 4] [--instances Grids_11,...]
     python benchmarks/bench_uai.py --task MAP [--quick] [--folder uai2014/MAP]
@@ -105,7 +105,8 @@ def main():
     ap.add_argument("--instances", default=None, help="comma-separated names (default: all)")
     ap.add_argument("--task", choices=["MAR", "MAP"], default="MAR")
     ap.add_argument("--folder", default=None,
-                    help="MAP: a folder of .uai files with .evid and .MAP (default: the data folder)")
+                    help="MAP: a folder of .uai files with .evid and .MAP "
+                         "(default: the data folder)")
     ap.add_argument("--csv", default=None, help="MAP: write the table to this CSV file")
     args = ap.parse_args()
     if args.task == "MAP":

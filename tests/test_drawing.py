@@ -56,6 +56,16 @@ def test_comparison_styles_shared_extra_reversed_and_missing_arcs():
     assert colours.count(ARC_STYLES["missing"][0]) == 1        # asia -> dysp, dashed
     assert colours.count(ARC_STYLES["shared"][0]) == len(net.arcs) - 2
     assert {t.get_text() for t in ax.get_legend().get_texts()} == {f"{k} arc" for k in ARC_STYLES}
+    # laid out as the compared network: its parents above their children, and the
+    # same positions whatever is compared with it
+    ys = dict(zip(net.variables, ax.collections[0].get_offsets()[:, 1]))
+    assert all(ys[p] > ys[v] for v, ps in other.items() for p in ps)
+    # the drawn arcs and the compared ones may close a cycle together (asia -> tub ->
+    # either here, either -> asia there): still drawn, in the compared network's layout
+    ax = net.draw(compare={v: (["either"] if v == "asia" else []) for v in net.variables})
+    colours = [mcolors.to_hex(p.get_edgecolor()) for p in arrows(ax)]
+    assert colours.count(ARC_STYLES["missing"][0]) == 1
+    assert colours.count(ARC_STYLES["extra"][0]) == len(net.arcs)
 
 
 def test_junction_tree_drawing_and_errors():

@@ -41,16 +41,23 @@ def with_zeros(net, rng):
                            net.parent_map(), cpts)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(0, 3), st.booleans())
-def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidence, zeros):
+def random_case(seed, n_vars, n_evidence, zeros):
+    """A random network (with deterministic entries if ``zeros``) and random evidence on
+    at most ``n_evidence`` of its variables, never all of them."""
     rng = np.random.default_rng(seed)
     net = random_network(n_vars, n_arcs=int(rng.integers(0, 2 * n_vars)), max_in=3,
                          arities=rng.integers(2, 4, n_vars), random_state=seed)
     if zeros:
         net = with_zeros(net, rng)
     observed = rng.choice(net.variables, size=min(n_evidence, n_vars - 1), replace=False)
-    evidence = {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+    return net, {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(0, 3), st.booleans())
+def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidence, zeros):
+    net, evidence = random_case(seed, n_vars, n_evidence, zeros)
+    rng = np.random.default_rng(seed + 1)
     with np.errstate(invalid="ignore"):
         expected, pe = brute_force(net, evidence)
     if pe == 0:                                  # possible only with zeros in the CPTs
@@ -62,7 +69,8 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
         jt = JunctionTree(net, order_method=method)
         with pytest.MonkeyPatch.context() as patch:    # every message path on small tables
             patch.setattr(inference, "FUSED_FROM_ENTRIES", 0 if path == "fused" else 1 << 30)
-            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES", 1 << 30 if path == "compiled" else -1)
+            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES",
+                          1 << 30 if path == "compiled" else -1)
             got = jt.posteriors(evidence)
         for v in net.variables:
             assert np.allclose(got[v], expected[v], atol=1e-10)

@@ -13,7 +13,7 @@ from twlib.inference import JunctionTree, MemoryBudgetExceeded, ZeroEvidenceErro
 from twlib.network import random_network
 
 from . import naive
-from .test_inference import with_zeros
+from .test_inference import random_case
 
 
 def joint_with_evidence(net, evidence):
@@ -33,16 +33,6 @@ def log_joint(net, rows):
     data = Dataset(np.asarray(rows, dtype=np.int64).reshape(-1, len(net.variables)),
                    net.variables, [net.states(v) for v in net.variables])
     return net.log_likelihood(data, per_row=True)
-
-
-def random_case(seed, n_vars, n_evidence, zeros):
-    rng = np.random.default_rng(seed)
-    net = random_network(n_vars, n_arcs=int(rng.integers(0, 2 * n_vars)), max_in=3,
-                         arities=rng.integers(2, 4, n_vars), random_state=seed)
-    if zeros:
-        net = with_zeros(net, rng)
-    observed = rng.choice(net.variables, size=min(n_evidence, n_vars - 1), replace=False)
-    return net, {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
 
 
 @settings(max_examples=100, deadline=None)

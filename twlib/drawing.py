@@ -83,7 +83,9 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
     the first element of :meth:`twlib.inference.JunctionTree.mpe`) writes each
     variable's state; ``compare`` (another network, or a parent map) styles each
     arc by whether that network has it too, has it reversed, or lacks it, and
-    draws its arcs this one lacks dashed (see ``ARC_STYLES``), with a legend.
+    draws its arcs this one lacks dashed (see ``ARC_STYLES``), with a legend;
+    the nodes then sit where the compared network puts them, so several
+    networks compared with one truth share one layout.
 
     >>> from twlib.datasets import load_network
     >>> ax = draw_network(load_network("asia"), evidence={"xray": "yes"})
@@ -100,19 +102,19 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
     graph.add_nodes_from(variables)
     graph.add_edges_from((p, v) for v in variables for p in parents[v])
     styles = {arc: "shared" for arc in graph.edges}
-    missing = []
+    missing, shape = [], graph
     if compare is not None:
         other = compare if isinstance(compare, dict) else compare.parent_map()
         _check_names(other, set(variables), "compare")
         theirs = {(p, v) for v, ps in other.items() for p in ps}
+        shape = nx.DiGraph(list(theirs))            # drawn in the compared network's layout
+        shape.add_nodes_from(variables)
         for p, v in graph.edges:
             styles[p, v] = ("shared" if (p, v) in theirs
                             else "reversed" if (v, p) in theirs else "extra")
         missing = [(p, v) for p, v in sorted(theirs, key=str)
                    if (p, v) not in styles and (v, p) not in styles]
-    pos = _layered(nx.DiGraph(list(graph.edges) + missing) if missing else graph)
-    for v in variables:
-        pos.setdefault(v, (0.0, 0.0))
+    pos = _layered(shape)
     widest = max(sum(1 for p in pos.values() if p[1] == y) for y in {p[1] for p in pos.values()})
     depth = 1 - min(p[1] for p in pos.values())
     ax = _axes(ax, (min(18, 1.4 + 1.1 * widest), min(14, 1.0 + 1.0 * depth)))

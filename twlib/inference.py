@@ -272,6 +272,10 @@ class JunctionTree:
                 f"the budget of {max_memory_gb} GiB")
         self._shape_tree(edges)
         self._calibrate_prior(model)
+        # built on first use: the max-product layout and evidence-free pass, the
+        # compiled single-set layouts, the factors as flat arrays
+        self._layout = self._max_cache = self._flat = self._clique_vars = None
+        self._factors_flat = None
         if normalised:
             self.log_z = 0.0
 
@@ -528,6 +532,18 @@ class JunctionTree:
     def _chunk(self, chunk):
         return chunk or max(1, WORK_ENTRIES // max(t.size for t in self.tables))
 
+    def _run_chunks(self, task, evidence_sets, extra, chunk, executor, progress, desc) -> list:
+        """``task(tree, group, *extra)`` over the groups of chunks of the evidence
+        sets (see :func:`twlib.parallel.run_tasks`), with a tqdm bar over the sets
+        when ``progress``; each answer's second item has one entry per set."""
+        bar = tqdm(total=len(evidence_sets), unit="set", desc=desc, disable=not progress)
+        answers = run_tasks(executor, task, self,
+                            [(group, *extra)
+                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
+                            progress=lambda answer: bar.update(len(answer[1])))
+        bar.close()
+        return answers
+
     def _chunk_groups(self, evidence_sets, chunk, executor) -> list:
         """The evidence sets cut into chunks, the chunks grouped into tasks: one
         chunk per task in this process (so progress shows per chunk), else as
@@ -541,7 +557,7 @@ class JunctionTree:
         """Per clique: its separator variables and its own ones (those its parent
         lacks; every variable is own to exactly one clique), as arrays for
         :func:`_decode_assignments`, in preorder.  Built once."""
-        if getattr(self, "_layout", None) is None:
+        if self._layout is None:
             index = {v: k for k, v in enumerate(self.net.variables)}
             sep_ptr, sep_var, sep_stride, sep_size = [0], [], [], []
             own_ptr, own_var, own_card = [0], [], []
@@ -626,7 +642,7 @@ class JunctionTree:
         """The evidence-free max-sum pass, computed once and kept: what every
         subtree without evidence sends, and how it decodes (the best own
         configurations of all cliques in one flat array, with offsets)."""
-        if getattr(self, "_max_cache", None) is None:
+        if self._max_cache is None:
             msgs, best, _ = self._max_collect(set(self.preorder), {}, 1)
             flat = [best[i].ravel() for i in self.preorder]
             offsets = np.cumsum([0] + [b.size for b in flat[:-1]]).astype(np.int64)
@@ -662,7 +678,7 @@ class JunctionTree:
     def _factor_index(self):
         """The model's factors as flat arrays for :func:`_log_values`: scopes
         (variable indices, -1 padded), strides, offsets and the log entries."""
-        if getattr(self, "_factors_flat", None) is None:
+        if self._factors_flat is None:
             index = {v: k for k, v in enumerate(self.net.variables)}
             factors = self.net.factors
             width = max(len(f.variables) for f in factors)
@@ -735,12 +751,8 @@ class JunctionTree:
         unknown = [v for v in variables if v not in self.arity]
         if unknown:
             raise UnknownName(f"unknown variables {unknown}")
-        bar = tqdm(total=len(evidence_sets), unit="set", desc="posteriors", disable=not progress)
-        answers = run_tasks(executor, _posteriors_of_parts, self,
-                            [(group, variables)
-                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
-                            progress=lambda answer: bar.update(len(answer[1])))
-        bar.close()
+        answers = self._run_chunks(_posteriors_of_parts, evidence_sets, (variables,), chunk,
+                                   executor, progress, "posteriors")
         return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
                 np.concatenate([a[1] for a in answers]))
 
@@ -761,7 +773,7 @@ class JunctionTree:
         """The tree as flat arrays for :func:`_hugin_single` (built once): tables
         and separators end to end, and for each edge the separator entry of every
         entry of the child's and the parent's table."""
-        if getattr(self, "_flat", None) is None:
+        if self._flat is None:
             position = {i: t for t, i in enumerate(self.preorder)}
             tables = [self.tables[i].ravel() for i in self.preorder]
             table_off = np.cumsum([0] + [t.size for t in tables]).astype(np.int64)
@@ -807,7 +819,7 @@ class JunctionTree:
         """``(state indices, log P(x, e))`` of one evidence set by
         :func:`_max_product_single`."""
         layout = self._compiled_layout()
-        if getattr(self, "_clique_vars", None) is None:
+        if self._clique_vars is None:
             self._log_potentials = np.concatenate([self._log_potential(i).ravel()
                                                    for i in self.preorder])
             ptr, var, stride, card = [0], [], [], []
@@ -880,12 +892,8 @@ class JunctionTree:
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
             raise InputError("no evidence sets given")
-        bar = tqdm(total=len(evidence_sets), unit="set", desc="MPE", disable=not progress)
-        answers = run_tasks(executor, _mpe_of_parts, self,
-                            [(group, allow_zero)
-                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
-                            progress=lambda answer: bar.update(len(answer[1])))
-        bar.close()
+        answers = self._run_chunks(_mpe_of_parts, evidence_sets, (allow_zero,), chunk, executor,
+                                   progress, "MPE")
         return (np.concatenate([a[0] for a in answers]),
                 np.concatenate([a[1] for a in answers]))
 
