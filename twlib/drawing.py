@@ -127,10 +127,14 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
                            edgecolors="#404040", linewidths=0.6, ax=ax)
     for kind, (colour, line) in ARC_STYLES.items():
         arcs = missing if kind == "missing" else [a for a, k in styles.items() if k == kind]
-        if arcs:
-            nx.draw_networkx_edges(graph if kind != "missing" else nx.DiGraph(arcs), pos,
-                                   edgelist=arcs, edge_color=colour, style=line, ax=ax,
-                                   node_size=size, arrowsize=10, width=1.1)
+        # an arc that skips rows bends, so that it does not run through the nodes between
+        for bent in (False, True):
+            some = [(p, v) for p, v in arcs if (abs(pos[p][1] - pos[v][1]) > 1) == bent]
+            if some:
+                nx.draw_networkx_edges(nx.DiGraph(some), pos, edgelist=some, edge_color=colour,
+                                       style=line, ax=ax, node_size=size, arrowsize=10,
+                                       width=1.1, arrows=True,
+                                       connectionstyle="arc3,rad=0.25" if bent else "arc3")
     if labels:
         text = {v: (f"{v}\n={evidence[v]}" if v in evidence
                     else f"{v}\n{assignment[v]}" if v in assignment else str(v))
@@ -174,7 +178,7 @@ def draw_junction_tree(tree, ax=None, *, highlight=(), font_size: float = 7,
     ax = _axes(ax, (min(18, 2 + 1.3 * widest), min(14, 1.2 + 1.1 * len(layers))))
     nodes = sorted(graph.nodes)
     entries = [graph.nodes[i]["entries"] for i in nodes]
-    sizes = [200 + 120 * math.log2(max(e, 1)) for e in entries]
+    sizes = [500 + 120 * math.log2(max(e, 1)) for e in entries]
     colours = [NODE_COLOURS["highlight"] if set(graph.nodes[i]["variables"]) & set(highlight)
                else NODE_COLOURS["plain"] for i in nodes]
     nx.draw_networkx_nodes(graph, pos, nodelist=nodes, node_size=sizes, node_color=colours,

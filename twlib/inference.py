@@ -276,6 +276,7 @@ class JunctionTree:
         # compiled single-set layouts, the factors as flat arrays
         self._layout = self._max_cache = self._flat = self._clique_vars = None
         self._factors_flat = None
+        self._parent_entries = sum(self.tables[self.parent[i]].size for i in self.preorder[1:])
         if normalised:
             self.log_z = 0.0
 
@@ -763,11 +764,18 @@ class JunctionTree:
         unknown = [v for v in variables if v not in self.arity]
         if unknown:
             raise UnknownName(f"unknown variables {unknown}")
-        if self.entries > COMPILED_UP_TO_ENTRIES:
+        if not self._compiled_fits():
             posts, _ = _posteriors_of_parts(self, [[evidence or {}]], variables)
             return {v: p[0] for v, p in posts.items()}
         marginals, _ = self._compiled_posteriors(evidence)
         return {v: marginals[self._marginal_slices[v]] for v in variables}
+
+    def _compiled_fits(self) -> bool:
+        """Whether one evidence set goes through the compiled single-set passes: the
+        tables hold at most ``COMPILED_UP_TO_ENTRIES`` entries, and so (four times
+        over) do the per-edge index maps into the parents' tables."""
+        return (self.entries <= COMPILED_UP_TO_ENTRIES
+                and self._parent_entries <= 4 * COMPILED_UP_TO_ENTRIES)
 
     def _compiled_layout(self):
         """The tree as flat arrays for :func:`_hugin_single` (built once): tables
@@ -908,7 +916,7 @@ class JunctionTree:
         >>> best["bronc"], best["lung"], round(log_p, 4)
         ('yes', 'no', -2.2017)
         """
-        if self.entries > COMPILED_UP_TO_ENTRIES:
+        if not self._compiled_fits():
             states, log_p = self._mpe([evidence or {}])
             states, log_p = states[0], float(log_p[0])
         else:
@@ -944,7 +952,7 @@ class JunctionTree:
 
     def log_probability_of_evidence(self, evidence=None) -> float:
         """Natural log of ``P(evidence)``."""
-        if self.entries <= COMPILED_UP_TO_ENTRIES:
+        if self._compiled_fits():
             return float(self._compiled_posteriors(evidence)[1])
         return float(self._propagate([evidence or {}])[0][0])
 
