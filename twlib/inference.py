@@ -137,10 +137,7 @@ def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
     arity = {v: model.arity(v) for v in model.variables}
     factors = [f.reduce(ev) for f in model.factors]
     free = [v for v in model.variables if v not in ev]
-    graph = nx.Graph()
-    graph.add_nodes_from(free)
-    for f in factors:
-        graph.add_edges_from((u, w) for k, u in enumerate(f.variables) for w in f.variables[k + 1:])
+    graph = FactorModel(free, {v: model.states(v) for v in free}, factors).interaction_graph()
     if order is None:
         order = elimination_order(graph, "auto", weights=arity, last=query)
     order = list(order)
@@ -359,17 +356,13 @@ class JunctionTree:
             home[self._smallest_clique_holding(set(f.variables))].append(f)
         self._home = home
         for i, factors in home.items():
-            clique = self.cliques[i]
             for k, f in enumerate(factors):
                 # in place, each factor scaled to peak 1, the table every 16 factors,
                 # so that long products neither allocate nor underflow
                 peak = f.values.max()
                 if peak > 0:
                     scale[i] += math.log(peak)
-                on_clique = sorted(f.variables, key=clique.index)
-                values = np.transpose(f.values, [f.variables.index(v) for v in on_clique])
-                tables[i] *= (values / (peak if peak > 0 else 1.0)).reshape(
-                    [1] + [self.arity[v] if v in f.variables else 1 for v in clique])
+                tables[i] *= self._on_clique(i, f, f.values / (peak if peak > 0 else 1.0))[None]
                 if k % 16 == 15:
                     top = tables[i].max()
                     if top > 0:
@@ -586,16 +579,20 @@ class JunctionTree:
         """Clique ``i``'s log-potential: the sum of the logs of the model's factors
         that live there (no calibration, so nothing underflows however unlikely
         a configuration is)."""
-        clique = self.cliques[i]
-        table = np.zeros([self.arity[v] for v in clique])
+        table = np.zeros([self.arity[v] for v in self.cliques[i]])
         with np.errstate(divide="ignore"):
             for f in self._home[i]:
-                on_clique = sorted(f.variables, key=clique.index)
-                values = np.log(np.transpose(f.values,
-                                             [f.variables.index(v) for v in on_clique]))
-                table = table + values.reshape([self.arity[v] if v in f.variables else 1
-                                                for v in clique])
+                table = table + self._on_clique(i, f, np.log(f.values))
         return table
+
+    def _on_clique(self, i, factor, values):
+        """``values`` (a table over ``factor``'s variables, in its order) with its
+        axes in clique ``i``'s order and size-1 axes for the clique's other
+        variables, ready to broadcast against the clique's table."""
+        clique = self.cliques[i]
+        on_clique = sorted(factor.variables, key=clique.index)
+        values = np.transpose(values, [factor.variables.index(v) for v in on_clique])
+        return values.reshape([self.arity[v] if v in factor.variables else 1 for v in clique])
 
     def _max_out(self, i, table):
         """Maximise clique ``i``'s log-table (batch first) over its own variables:
@@ -680,19 +677,9 @@ class JunctionTree:
         """The model's factors as flat arrays for :func:`_log_values`: scopes
         (variable indices, -1 padded), strides, offsets and the log entries."""
         if self._factors_flat is None:
-            index = {v: k for k, v in enumerate(self.net.variables)}
-            factors = self.net.factors
-            width = max(len(f.variables) for f in factors)
-            scopes = np.full((len(factors), width), -1, dtype=np.int64)
-            strides = np.zeros((len(factors), width), dtype=np.int64)
-            for k, f in enumerate(factors):
-                scopes[k, :len(f.variables)] = [index[v] for v in f.variables]
-                strides[k, :len(f.variables)] = [math.prod(f.values.shape[j + 1:])
-                                                 for j in range(len(f.variables))]
-            offsets = np.cumsum([0] + [f.values.size for f in factors[:-1]]).astype(np.int64)
+            scopes, strides, offsets, values = _flat_factors(self.net)
             with np.errstate(divide="ignore"):
-                logs = np.log(np.concatenate([np.ravel(f.values) for f in factors]))
-            self._factors_flat = scopes, strides, offsets, logs
+                self._factors_flat = scopes, strides, offsets, np.log(values)
         return self._factors_flat
 
     # ---------------------------------------------------------------- public
@@ -748,10 +735,7 @@ class JunctionTree:
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
             raise InputError("no evidence sets given")
-        variables = list(self.net.variables) if variables is None else list(variables)
-        unknown = [v for v in variables if v not in self.arity]
-        if unknown:
-            raise UnknownName(f"unknown variables {unknown}")
+        variables = self._asked(variables)
         answers = self._run_chunks(_posteriors_of_parts, evidence_sets, (variables,), chunk,
                                    executor, progress, "posteriors")
         return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
@@ -760,15 +744,20 @@ class JunctionTree:
     def posteriors(self, evidence=None, variables=None) -> dict:
         """``{variable: P(variable | evidence)}`` for every variable (or those in
         ``variables``, which saves the work for the others)."""
-        variables = list(self.net.variables) if variables is None else list(variables)
-        unknown = [v for v in variables if v not in self.arity]
-        if unknown:
-            raise UnknownName(f"unknown variables {unknown}")
+        variables = self._asked(variables)
         if not self._compiled_fits():
             posts, _ = _posteriors_of_parts(self, [[evidence or {}]], variables)
             return {v: p[0] for v, p in posts.items()}
         marginals, _ = self._compiled_posteriors(evidence)
         return {v: marginals[self._marginal_slices[v]] for v in variables}
+
+    def _asked(self, variables) -> list:
+        """The variables a query asks about (all by default), each checked."""
+        variables = list(self.net.variables) if variables is None else list(variables)
+        unknown = [v for v in variables if v not in self.arity]
+        if unknown:
+            raise UnknownName(f"unknown variables {unknown}")
+        return variables
 
     def _compiled_fits(self) -> bool:
         """Whether one evidence set goes through the compiled single-set passes: the
@@ -840,17 +829,22 @@ class JunctionTree:
                 ptr.append(len(var))
             self._clique_vars = tuple(np.array(a, dtype=np.int64)
                                       for a in (ptr, var, stride, card))
+        states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
+        (_, table_off, _, sep_off, child_map, parent_map, parent_map_off, parents, reader,
+         stride, card) = layout[:11]
+        if not _max_product_single(self._log_potentials, table_off, sep_off, child_map,
+                                   parent_map, parent_map_off, parents, reader, stride, card,
+                                   self._observed(evidence), *self._clique_vars, states[0]):
+            raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
+        return states[0], float(_log_values(*self._factor_index(), states)[0] - self.log_z)
+
+    def _observed(self, evidence):
+        """The evidence as one state index per variable (-1: not observed), for the
+        compiled single-set passes (after :meth:`_compiled_layout`)."""
         observed = np.full(len(self.net.variables), -1, dtype=np.int64)
         for v, k in _evidence_indices(self.net, evidence).items():
             observed[self._variable_index[v]] = k
-        states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
-        (_, table_off, _, sep_off, child_map, parent_map, parent_map_off, parents, reader,
-         stride) = layout[:10]
-        if not _max_product_single(self._log_potentials, table_off, sep_off, child_map,
-                                   parent_map, parent_map_off, parents, reader, stride, observed,
-                                   *self._clique_vars, states[0]):
-            raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
-        return states[0], float(_log_values(*self._factor_index(), states)[0] - self.log_z)
+        return observed
 
     def _entry_to_sep(self, i, sep, sizes):
         """For each entry of clique ``i``'s flat table, its entry in the flat
@@ -866,12 +860,8 @@ class JunctionTree:
         """Every variable's posterior (end to end, see ``_marginal_slices``) and
         ``log P(e)`` for one evidence set, by :func:`_hugin_single`."""
         layout = self._compiled_layout()
-        observed = np.full(len(self.net.variables), -1, dtype=np.int64)
-        index = self._variable_index
-        for v, k in _evidence_indices(self.net, evidence).items():
-            observed[index[v]] = k
         marginals = np.zeros(layout[-1][-1])
-        log_pe = _hugin_single(*layout, observed, marginals)
+        log_pe = _hugin_single(*layout, self._observed(evidence), marginals)
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z
@@ -976,6 +966,26 @@ class JunctionTree:
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
         return math.exp(self.log_probability_of_evidence(evidence))
+
+
+def _flat_factors(model):
+    """A model's factors as flat arrays for compiled kernels: ``(scopes, strides,
+    offsets, values)``, row ``f`` of ``scopes`` the variable indices of factor
+    ``f`` (-1 padded), of ``strides`` their strides in its flat table, which
+    starts at ``offsets[f]`` in ``values``."""
+    index = {v: k for k, v in enumerate(model.variables)}
+    factors = model.factors
+    width = max(len(f.variables) for f in factors)
+    scopes = np.full((len(factors), width), -1, dtype=np.int64)
+    strides = np.zeros((len(factors), width), dtype=np.int64)
+    for k, f in enumerate(factors):
+        scopes[k, :len(f.variables)] = [index[v] for v in f.variables]
+        strides[k, :len(f.variables)] = [math.prod(f.values.shape[j + 1:])
+                                         for j in range(len(f.variables))]
+    offsets = np.cumsum([0] + [f.values.size for f in factors[:-1]]).astype(np.int64)
+    values = np.concatenate([np.ascontiguousarray(f.values, dtype=float).ravel()
+                             for f in factors])
+    return scopes, strides, offsets, values
 
 
 @nb.njit(cache=True)
@@ -1095,7 +1105,7 @@ def _hugin_single(tables, table_off, seps, sep_off, child_map, parent_map, paren
 
 @nb.njit(cache=True)
 def _max_product_single(log_potentials, table_off, sep_off, child_map, parent_map,
-                        parent_map_off, parents, reader, stride, observed,
+                        parent_map_off, parents, reader, stride, card, observed,
                         cvar_ptr, cvar, cstride, ccard, states):
     """One evidence set's most probable explanation on a small tree (the layout
     of :func:`_hugin_single`), max-sum in log space: each clique's
@@ -1108,12 +1118,8 @@ def _max_product_single(log_potentials, table_off, sep_off, child_map, parent_ma
     for v in range(observed.shape[0]):
         if observed[v] >= 0:
             t = reader[v]
-            card = 1
-            for j in range(cvar_ptr[t], cvar_ptr[t + 1]):
-                if cvar[j] == v:
-                    card = ccard[j]
             for e in range(table_off[t + 1] - table_off[t]):
-                if (e // stride[v]) % card != observed[v]:
+                if (e // stride[v]) % card[v] != observed[v]:
                     work[table_off[t] + e] = -np.inf
     msg = np.empty(sep_off[n])
     best = np.zeros(sep_off[n], dtype=np.int64)
@@ -1337,23 +1343,9 @@ def gibbs_sample(model, n_samples: int, burn_in: int = 1000, restarts: int = 10,
         raise InputError("n_samples, restarts and thin must be positive and burn_in >= 0")
     rng = np.random.default_rng(random_state)
     names = model.variables
-    index = {v: i for i, v in enumerate(names)}
     arity = np.array([model.arity(v) for v in names], dtype=np.int64)
-    width = max(len(f.variables) for f in model.factors)
-    n_f = len(model.factors)
-    scopes = np.zeros((n_f, width), dtype=np.int64)
-    strides = np.zeros((n_f, width), dtype=np.int64)
-    sizes = np.zeros(n_f, dtype=np.int64)
-    offsets = np.zeros(n_f, dtype=np.int64)
-    flat, pos = [], 0
-    for k, f in enumerate(model.factors):
-        sizes[k] = len(f.variables)
-        scopes[k, :sizes[k]] = [index[v] for v in f.variables]
-        offsets[k] = pos
-        flat.append(np.ascontiguousarray(f.values, dtype=float).ravel())
-        strides[k, :sizes[k]] = np.cumprod([1] + list(f.values.shape[::-1]))[:-1][::-1]
-        pos += f.values.size
-    values = np.concatenate(flat)
+    scopes, strides, offsets, values = _flat_factors(model)
+    sizes = (scopes >= 0).sum(axis=1)
     holders = [[k for k, f in enumerate(model.factors) if v in f.variables] for v in names]
     var_ptr = np.concatenate([[0], np.cumsum([len(h) for h in holders])]).astype(np.int64)
     var_fac = np.array([k for h in holders for k in h], dtype=np.int64)
