@@ -16,7 +16,7 @@ import pandas as pd
 
 from .errors import DataNotFound, InputError, UnknownName, WrongType
 
-__all__ = ["Dataset", "code_dtype"]
+__all__ = ["Dataset", "IncompleteDataset", "code_dtype", "mask_mar", "mask_mcar", "state_label"]
 
 DISCRETISERS = (None, "median", "quantile")
 MISSING_POLICIES = ("error", "drop", "state", "random")
@@ -213,6 +213,9 @@ class Dataset:
             raise InputError(f"the data set is empty ({df.shape[0]} rows x {df.shape[1]} columns)")
         df = df.copy()
         df.columns = [str(c) for c in df.columns]
+        repeated = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+        if repeated:
+            raise InputError(f"column names must be unique; repeated: {repeated}")
         numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
                    and not pd.api.types.is_bool_dtype(df[c])]
         if numeric:
@@ -282,6 +285,178 @@ class Dataset:
         return cls.from_pandas(df, **kwargs)
 
 
+@dataclass(frozen=True, eq=False)
+class IncompleteDataset:
+    """A discrete data set with missing cells, coded ``-1``.
+
+    What EM (:mod:`twlib.learn.em`) reads.  A row with every cell missing is
+    kept and carries no information (its probability is 1); a column with no
+    observed cell is refused, as is one with a single observed value.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"a": ["x", None, "y", "x"], "b": [1, 2, None, 2]})
+    >>> inc = IncompleteDataset.from_pandas(frame)
+    >>> inc.values.tolist(), inc.n_missing
+    ([[0, 0], [-1, 1], [1, -1], [0, 1]], 2)
+    """
+
+    values: np.ndarray
+    names: list
+    states: list
+
+    def __post_init__(self):
+        values = np.asarray(self.values)
+        if values.ndim != 2 or not np.issubdtype(values.dtype, np.integer):
+            raise InputError("values must be a 2-D matrix of integer codes (-1 for missing)")
+        # a complete copy (missing cells as 0) validates names, states and ranges
+        shell = Dataset(np.where(values < 0, 0, values), self.names, self.states)
+        if values.min() < -1:
+            raise InputError("codes below -1: a missing cell is coded -1")
+        observed = values >= 0
+        empty = [n for n, k in zip(shell.names, observed.sum(axis=0)) if k == 0]
+        if empty:
+            raise InputError(f"column(s) {empty} have no observed value")
+        coded = np.ascontiguousarray(values, dtype=np.int16 if shell.arities.max() < 2**15
+                                     else np.int32)
+        coded.setflags(write=False)
+        observed.setflags(write=False)
+        object.__setattr__(self, "values", coded)
+        object.__setattr__(self, "names", shell.names)
+        object.__setattr__(self, "states", shell.states)
+        object.__setattr__(self, "arities", shell.arities)
+        object.__setattr__(self, "observed", observed)
+        object.__setattr__(self, "_shell", shell)
+
+    @property
+    def n_rows(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_vars(self) -> int:
+        return self.values.shape[1]
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    @property
+    def n_missing(self) -> int:
+        """Number of missing cells."""
+        return int(self.observed.size - self.observed.sum())
+
+    @property
+    def complete_rows(self) -> np.ndarray:
+        """Boolean mask of the rows without a missing cell."""
+        return self.observed.all(axis=1)
+
+    def __repr__(self) -> str:
+        return (f"IncompleteDataset({self.n_rows} rows x {self.n_vars} variables, "
+                f"{self.n_missing / self.observed.size:.1%} of cells missing)")
+
+    def index(self, name) -> int:
+        return self._shell.index(name)
+
+    def indices(self, names: Iterable) -> list:
+        return self._shell.indices(names)
+
+    def take(self, rows) -> "IncompleteDataset":
+        """The rows given (indices or a boolean mask)."""
+        return IncompleteDataset(self.values[rows], self.names, self.states)
+
+    def complete_cases(self) -> Dataset:
+        """The rows without a missing cell, as a :class:`Dataset`."""
+        keep = self.complete_rows
+        if not keep.any():
+            raise InputError("no row is complete")
+        return Dataset(self.values[keep], self.names, self.states)
+
+    def completed(self, values) -> Dataset:
+        """A :class:`Dataset` with the missing cells taken from ``values`` (a full
+        matrix of codes; its observed cells must agree with this data set's)."""
+        values = np.asarray(values)
+        if values.shape != self.values.shape:
+            raise InputError(f"expected a {self.values.shape} matrix, got {values.shape}")
+        if np.any(values[self.observed] != self.values[self.observed]):
+            raise InputError("the filled matrix changes observed cells")
+        return Dataset(values, self.names, self.states)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Categorical DataFrame with the state labels and NaN for missing cells."""
+        return pd.DataFrame({name: pd.Categorical.from_codes(self.values[:, j],
+                                                             categories=self.states[j])
+                             for j, name in enumerate(self.names)})
+
+    @classmethod
+    def from_pandas(cls, df: pd.DataFrame, **options) -> "IncompleteDataset":
+        """Code a DataFrame whose NaN / None cells are missing; ``options`` as
+        :meth:`Dataset.from_pandas` (discretisation, ``drop_constant``, ...),
+        which sees each column without its missing cells."""
+        if "missing" in options:
+            raise InputError("an IncompleteDataset keeps missing cells; do not pass missing=")
+        if isinstance(df, pd.DataFrame) and df.shape[1]:
+            names = [str(c) for c in df.columns]
+            blank = [n for n, k in zip(names, df.isna().sum()) if k == len(df)]
+            if blank:
+                raise InputError(f"column(s) {blank} have no observed value")
+        coded = Dataset.from_pandas(df, missing="state", **options)
+        frame = df.copy()
+        frame.columns = [str(c) for c in frame.columns]
+        values = coded.values.astype(np.int32)
+        states = [list(st) for st in coded.states]
+        for j, name in enumerate(coded.names):
+            holes = frame[name].isna().to_numpy()
+            if holes.any():                        # the last state is the one missing() added
+                values[holes, j] = -1
+                states[j] = states[j][:-1]
+                if len(states[j]) < 2 and not options.get("drop_constant"):
+                    raise InputError(f"column {name!r} has a single observed value")
+        return cls(values, coded.names, states)
+
+
+def mask_mcar(data: Dataset, fraction: float, random_state=None) -> IncompleteDataset:
+    """Hide each cell independently with probability ``fraction``: missing
+    completely at random (MCAR).
+
+    >>> inc = mask_mcar(Dataset(np.zeros((1000, 4), int), list("abcd"), [["0"]] * 4), 0.3, 0)
+    >>> round(inc.n_missing / 4000, 2)
+    0.3
+    """
+    if not 0 <= fraction < 1:
+        raise InputError(f"the missing fraction must lie in [0, 1), got {fraction}")
+    rng = np.random.default_rng(random_state)
+    values = data.values.astype(np.int32)
+    values[rng.random(values.shape) < fraction] = -1
+    return IncompleteDataset(values, data.names, data.states)
+
+
+def mask_mar(data: Dataset, fraction: float, random_state=None) -> IncompleteDataset:
+    """Hide cells missing at random (MAR): a quarter of the variables (at least
+    one) is always observed, and each other variable's cells go missing three
+    times as often in rows where its driver, one of the observed variables, is
+    not in its most frequent state.  About ``fraction`` of all cells go missing.
+    """
+    if not 0 <= fraction < 1:
+        raise InputError(f"the missing fraction must lie in [0, 1), got {fraction}")
+    if data.n_vars < 2:
+        raise InputError("a MAR mask needs at least two variables")
+    rng = np.random.default_rng(random_state)
+    n_drivers = max(1, data.n_vars // 4)
+    drivers = rng.choice(data.n_vars, n_drivers, replace=False)
+    masked = np.setdiff1d(np.arange(data.n_vars), drivers)
+    rate = fraction * data.n_vars / len(masked)
+    if rate >= 1:
+        raise InputError(f"{fraction} of all cells cannot go missing when only "
+                         f"{len(masked)} of {data.n_vars} variables may")
+    values = data.values.astype(np.int32)
+    for j in masked:
+        d = values[:, rng.choice(drivers)]
+        common = d == np.bincount(d).argmax()
+        weight = np.where(common, 1.0, 3.0)
+        p = np.minimum(0.95, rate * weight / weight.mean())
+        values[rng.random(len(p)) < p, j] = -1
+    return IncompleteDataset(values, data.names, data.states)
+
+
 def as_dataset(data, **options) -> Dataset:
     """A :class:`Dataset` from what a user has in hand.
 
@@ -326,11 +501,18 @@ def _categorical(col: pd.Series):
     mask = col.notna().to_numpy()
     codes[mask] = np.searchsorted(uniq, present.to_numpy()) if uniq.dtype != object else \
         pd.Index(uniq).get_indexer(present.to_numpy())
-    labels = [_label(u) for u in uniq] + (["missing"] if has_na else [])
+    labels = [state_label(u) for u in uniq] + (["missing"] if has_na else [])
     return codes, labels
 
 
-def _label(v) -> str:
+def state_label(v) -> str:
+    """The state label of a raw value, as :meth:`Dataset.from_pandas` names it
+    (a whole float drops its ``.0``, so a column that NaN turned to floats keeps
+    its integer labels).
+
+    >>> state_label(1.0), state_label(2.5), state_label("x")
+    ('1', '2.5', 'x')
+    """
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
         return str(int(v))
     return str(v)

@@ -6,17 +6,21 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .data import Dataset, as_dataset, code_dtype
+from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_label
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
 from .graphs import moral_graph, treewidth_upper_bound
-from .learn import bounded, chow_liu, ktree, order_graph, thin_jt
+from .learn import bounded, chow_liu, em, ktree, order_graph, thin_jt
 from .network import BayesianNetwork
 
-__all__ = ["BoundedTreewidthNetwork", "METHODS"]
+__all__ = ["BoundedTreewidthNetwork", "METHODS", "MISSING", "IMPUTATIONS"]
 
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
 METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph")
+#: What ``fit`` does with missing cells (NaN / None).
+MISSING = ("em", "error")
+#: How :meth:`BoundedTreewidthNetwork.impute` fills a cell.
+IMPUTATIONS = ("marginal", "mpe", "sample")
 
 
 class BoundedTreewidthNetwork(BaseEstimator):
@@ -50,6 +54,11 @@ class BoundedTreewidthNetwork(BaseEstimator):
     random_state : int, optional
     progress : bool
         A progress bar while learning (``"bounded"``, ``"ktree"``, ``"lpacjt"``).
+    missing : {"em", "error"}
+        Data with missing cells (NaN / None) are learned from by structural EM
+        under the bound (:func:`twlib.learn.em.structural_em`, methods
+        ``"auto"`` and ``"bounded"``); ``"error"`` refuses them.  Complete data
+        take the complete-data learner either way.
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -72,7 +81,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
 
     def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
                  ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
-                 random_state=None, progress: bool = False):
+                 random_state=None, progress: bool = False, missing: str = "em"):
         self.k = k
         self.method = method
         self.criterion = criterion
@@ -81,6 +90,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.time_limit = time_limit
         self.random_state = random_state
         self.progress = progress
+        self.missing = missing
 
     # ---------------------------------------------------------------- learning
     def fit(self, X, y=None, executor=None):
@@ -93,8 +103,18 @@ class BoundedTreewidthNetwork(BaseEstimator):
             raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
         if executor is not None and self.method not in ("auto", "bounded"):
             raise InputError(f"executor= is used by method 'bounded' only, not {self.method!r}")
-        data = as_dataset(X)
-        if self.method in ("auto", "bounded"):
+        if self.missing not in MISSING:
+            raise InputError(f"missing must be one of {MISSING}, got {self.missing!r}")
+        data = _incomplete_or_complete(X, self.missing)
+        if isinstance(data, IncompleteDataset):
+            if self.method not in ("auto", "bounded"):
+                raise InputError(f"method {self.method!r} needs complete data; data with "
+                                 "missing cells are learned by method 'bounded' (structural EM)")
+            res = em.structural_em(data, self.k, time_limit=self.time_limit,
+                                   parameter_ess=self.parameter_ess,
+                                   random_state=self.random_state, progress=self.progress,
+                                   executor=executor)
+        elif self.method in ("auto", "bounded"):
             res = bounded.learn(data, self.k, score=self.criterion, ess=self.ess,
                                 parameter_ess=self.parameter_ess, time_limit=self.time_limit,
                                 random_state=self.random_state, progress=self.progress,
@@ -127,10 +147,13 @@ class BoundedTreewidthNetwork(BaseEstimator):
         return self
 
     # ---------------------------------------------------------------- queries
-    def _encode(self, X, need_all: bool = True) -> Dataset:
-        """Rows of X coded with the training states (a Dataset is taken as coded)."""
+    def _encode(self, X, need_all: bool = True, allow_missing: bool = False):
+        """Rows of X coded with the training states (a Dataset is taken as coded);
+        with ``allow_missing``, an :class:`IncompleteDataset` when a cell is missing."""
         check_is_fitted(self, "network_")
-        if isinstance(X, Dataset):
+        if isinstance(X, (Dataset, IncompleteDataset)):
+            if isinstance(X, IncompleteDataset) and not allow_missing:
+                raise InputError("these rows have missing cells")
             return X
         if isinstance(X, np.ndarray):
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
@@ -143,26 +166,37 @@ class BoundedTreewidthNetwork(BaseEstimator):
         missing = [c for c in self.feature_names_in_ if c not in X.columns]
         if missing and need_all:
             raise InputError(f"data lack the model's variables {missing}")
+        repeated = sorted({c for c in X.columns if list(X.columns).count(c) > 1})
+        if repeated:
+            raise InputError(f"column names must be unique; repeated: {repeated}")
         codes = np.empty((len(X), len(names)), dtype=np.int64)
         for j, name in enumerate(names):
             column = X[name]
-            if column.isna().any():
+            holes = column.isna().to_numpy()
+            if holes.any() and not allow_missing:
                 raise InputError(f"column {name!r} has missing values")
             index = {s: i for i, s in enumerate(self._states[name])}
-            labels = column.astype(str)
+            labels = column[~holes].map(state_label)
             unknown = sorted(set(labels) - set(index))
             if unknown:
                 raise InputError(f"column {name!r} has values never seen in training: "
                                  f"{unknown[:5]}")
-            codes[:, j] = labels.map(index).to_numpy()
+            codes[~holes, j] = labels.map(index).to_numpy()
+            codes[holes, j] = -1
         states = [self._states[c] for c in names]
+        if (codes < 0).any():
+            return IncompleteDataset(codes, names, states)
         width = code_dtype(max((len(st) for st in states), default=2))
         return Dataset(codes.astype(width), names, states)
 
     def score_samples(self, X) -> np.ndarray:
-        """Natural-log likelihood of each row."""
-        data = self._encode(X)
-        return self.network_.log_likelihood(data, per_row=True)
+        """Natural-log likelihood of each row; a row's missing cells (NaN / None)
+        are summed out exactly, so it scores ``log P(its observed cells)``."""
+        data = self._encode(X, allow_missing=True)
+        if isinstance(data, Dataset):
+            return self.network_.log_likelihood(data, per_row=True)
+        rows = data.values[:, data.indices(self.network_.variables)]
+        return self.junction_tree().log_probabilities_of_evidence(rows)
 
     def score(self, X, y=None) -> float:
         """Mean log-likelihood per row."""
@@ -183,15 +217,16 @@ class BoundedTreewidthNetwork(BaseEstimator):
 
     def predict_proba(self, X, target) -> np.ndarray:
         """``P(target | the other columns of each row)``, one row per row of X, columns in
-        the order of the target's states (:meth:`classes`), in one batched pass."""
+        the order of the target's states (:meth:`classes`), in one batched pass;
+        missing cells (NaN / None) are summed out."""
         check_is_fitted(self, "network_")
         if target not in self.feature_names_in_:
             raise UnknownName(f"unknown target {target!r}; variables: {self.feature_names_in_}")
         if isinstance(X, pd.DataFrame):
             X = X.drop(columns=[target], errors="ignore")
-        data = self._encode(X, need_all=False)
+        data = self._encode(X, need_all=False, allow_missing=True)
         columns = [(j, v) for j, v in enumerate(data.names) if v != target]
-        evidence = [{v: int(row[j]) for j, v in columns} for row in data.values]
+        evidence = [{v: int(row[j]) for j, v in columns if row[j] >= 0} for row in data.values]
         if not evidence:
             return np.empty((0, len(self._states[target])))
         posts, _ = self.junction_tree().posteriors_batch(evidence, variables=[target])
@@ -206,3 +241,60 @@ class BoundedTreewidthNetwork(BaseEstimator):
         """The most probable state of ``target`` given the other columns, per row."""
         proba = self.predict_proba(X, target)
         return np.asarray(self._states[target], dtype=object)[proba.argmax(axis=1)]
+
+    def impute(self, X, method: str = "marginal", random_state=None) -> pd.DataFrame:
+        """X with every missing cell (NaN / None) filled, given the row's observed
+        cells: ``"marginal"`` takes each cell's most probable state, ``"mpe"`` the
+        row's most probable joint completion, ``"sample"`` a joint draw from the
+        posterior (seeded by ``random_state``).  The model's columns come back
+        as state labels, other columns as they are.
+
+        >>> rng = np.random.default_rng(0)
+        >>> a = rng.integers(0, 2, 400)
+        >>> frame = pd.DataFrame({"a": a, "b": a ^ (rng.random(400) < 0.1)})
+        >>> model = BoundedTreewidthNetwork(k=1, time_limit=5, random_state=0).fit(frame)
+        >>> model.impute(pd.DataFrame({"a": [1, None], "b": [None, 0]})).values.tolist()
+        [['1', '1'], ['0', '0']]
+        """
+        if method not in IMPUTATIONS:
+            raise InputError(f"method must be one of {IMPUTATIONS}, got {method!r}")
+        data = self._encode(X, allow_missing=True)
+        frame = X.copy() if isinstance(X, pd.DataFrame) else data.to_pandas()
+        names = self.network_.variables
+        rows = data.values[:, data.indices(names)].astype(np.int64)
+        tree = self.junction_tree()
+        if isinstance(data, Dataset):
+            filled = rows
+        elif method == "sample":
+            filled = tree.sample_missing(rows, random_state=random_state)
+        else:
+            filled = rows.copy()
+            todo = np.flatnonzero((rows < 0).any(axis=1))
+            evidence = [{v: int(rows[i, j]) for j, v in enumerate(names) if rows[i, j] >= 0}
+                        for i in todo]
+            if method == "mpe":
+                filled[todo] = tree.mpe_batch(evidence)[0]
+            else:
+                asked = [v for j, v in enumerate(names) if (rows[todo, j] < 0).any()]
+                posts, _ = tree.posteriors_batch(evidence, variables=asked)
+                for v in asked:
+                    j = names.index(v)
+                    holes = rows[todo, j] < 0
+                    filled[todo[holes], j] = posts[v][holes].argmax(axis=1)
+        for j, v in enumerate(names):
+            frame[v] = np.asarray(self._states[v], dtype=object)[filled[:, j]]
+        return frame
+
+
+def _incomplete_or_complete(X, missing: str):
+    """The training data as a Dataset, or an IncompleteDataset when cells are
+    missing and ``missing="em"``."""
+    if isinstance(X, (Dataset, IncompleteDataset)):
+        if isinstance(X, IncompleteDataset) and missing == "error":
+            raise InputError(f"the data have {X.n_missing} missing cells and missing='error'")
+        return X
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    if isinstance(X, pd.DataFrame) and missing == "em" and X.isna().to_numpy().any():
+        return IncompleteDataset.from_pandas(X)
+    return as_dataset(X)

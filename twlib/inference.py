@@ -417,9 +417,19 @@ class JunctionTree:
 
     def _indicators(self, evidence_sets) -> dict:
         """``{observed variable: (batch, states) indicator}``; a set that does not
-        observe the variable gets ones."""
+        observe the variable gets ones.  ``evidence_sets`` is a list of dicts or
+        a matrix of state codes, a column per model variable, -1 where missing."""
         batch = len(evidence_sets)
         lam = {}
+        if isinstance(evidence_sets, np.ndarray):
+            rows = np.arange(batch)
+            for j, v in enumerate(self.net.variables):
+                seen = evidence_sets[:, j] >= 0
+                if seen.any():
+                    lam[v] = np.ones((batch, self.arity[v]))
+                    lam[v][seen] = 0.0
+                    lam[v][rows[seen], evidence_sets[seen, j]] = 1.0
+            return lam
         for b, e in enumerate(evidence_sets):
             for v, s in _evidence_indices(self.net, e).items():
                 if v not in lam:
@@ -437,13 +447,12 @@ class JunctionTree:
                 i = self.parent[i]
         return found
 
-    def _propagate(self, evidence_sets, asked=(), keep=None, allow_zero: bool = False):
-        """One batch: enter the evidence, collect along the paths from the
-        evidence to the root, distribute along the paths from the root to the
-        cliques that read the ``asked`` variables (and to clique ``keep``).
-        Returns ``(log P(e) per set, {asked variable: (batch, states) posterior,
-        or None where it is still the prior}, clique keep's unnormalised
-        posterior table)``."""
+    def _collect(self, evidence_sets):
+        """Enter a batch's evidence and collect along the paths from it to the root.
+        Returns ``(work, seps, log P(e) per set)``: ``work[i]`` is clique i's table
+        ``P(C_i, evidence below i)`` up to a factor per set, for the cliques on
+        those paths (the others keep their prior), and ``seps[i]`` the new
+        separator marginals they sent up."""
         batch = len(evidence_sets)
         lam = self._indicators(evidence_sets)
         work, scale = {}, {}
@@ -473,18 +482,28 @@ class JunctionTree:
             with np.errstate(divide="ignore"):
                 log_pe = scale[self.root] + np.log(total)
         log_pe = log_pe + self.log_z
+        return work, seps, log_pe
+
+    def _propagate(self, evidence_sets, asked=(), keep=(), allow_zero: bool = False):
+        """One batch: enter the evidence, collect along the paths from the
+        evidence to the root, distribute along the paths from the root to the
+        cliques that read the ``asked`` variables (and to the cliques ``keep``).
+        Returns ``(log P(e) per set, {asked variable: (batch, states) posterior,
+        or None where it is still the prior}, {kept clique: its unnormalised
+        posterior table, with one row where it is still the prior})``."""
+        batch = len(evidence_sets)
+        work, seps, log_pe = self._collect(evidence_sets)
         zero = np.flatnonzero(~np.isfinite(log_pe))
         if zero.size and not allow_zero:
             which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
             raise ZeroEvidenceError(f"{which} has probability zero: "
                                     f"{evidence_sets[int(zero[0])]}")
         if zero.size:
-            return log_pe, {}, None
-        needed = self._paths_to_root({self.reader[v] for v in asked}
-                                     | ({keep} if keep is not None else set()))
+            return log_pe, {}, {}
+        needed = self._paths_to_root({self.reader[v] for v in asked} | set(keep))
         # distribute: msg[c] is the new separator marginal sent to c, None where
         # the sender's table is still its prior (then so is c's, unless c is dirty)
-        msg, marginals, kept = {}, {}, None
+        msg, marginals, kept = {}, {}, {}
         for i in self.preorder:
             if i not in needed:
                 continue
@@ -503,11 +522,11 @@ class JunctionTree:
             if base is None:
                 msg.update((c, None) for c in kids)
                 marginals.update((v, None) for v in here)
-                if i == keep:
-                    kept = self.tables[i][None]
+                if i in keep:
+                    kept[i] = self.tables[i][None]
                 continue
-            if i == keep:
-                kept = base if ratio is None else base * self._sep_on_child(i, ratio)
+            if i in keep:
+                kept[i] = base if ratio is None else base * self._sep_on_child(i, ratio)
             # messages and marginals come out unnormalised: normalising them is
             # cheaper than normalising the table.  On large tables each is one
             # fused multiply-and-sum (einsum) and the product is never built.
@@ -933,9 +952,10 @@ class JunctionTree:
         if target is None:
             raise InputError(f"{variables} share no clique of the junction tree; "
                              "joint() answers only within a clique")
-        _, _, belief = self._propagate([evidence or {}], keep=target)
+        _, _, belief = self._propagate([evidence or {}], keep={target})
         clique = list(self.cliques[target])
-        table = belief[0].sum(axis=tuple(k for k, v in enumerate(clique) if v not in variables))
+        table = belief[target][0].sum(
+            axis=tuple(k for k, v in enumerate(clique) if v not in variables))
         kept = [v for v in clique if v in variables]
         table = np.transpose(table, [kept.index(v) for v in variables])
         return table / table.sum()
@@ -949,6 +969,7 @@ class JunctionTree:
     def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None,
                                       executor=None) -> np.ndarray:
         """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
+        The sets are dicts, or rows of codes as in :meth:`expected_counts`.
         ``executor`` shares the chunks out as in :meth:`posteriors_batch`.
 
         >>> from twlib.datasets import load_network
@@ -956,12 +977,128 @@ class JunctionTree:
         >>> (np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3) + 0.0).tolist()
         [0.0, -4.566]
         """
-        evidence_sets = list(evidence_sets)
-        if not evidence_sets:
+        evidence_sets = (self._coded_rows(evidence_sets) if isinstance(evidence_sets, np.ndarray)
+                         else list(evidence_sets))
+        if not len(evidence_sets):
             return np.empty(0)
         return np.concatenate(run_tasks(
             executor, _log_pe_of_parts, self,
             [(group,) for group in self._chunk_groups(evidence_sets, chunk, executor)]))
+
+    def expected_counts(self, rows, scopes, weights=None, chunk: int | None = None,
+                        executor=None):
+        """Expected counts of variable sets over rows with missing cells: for each
+        scope, ``sum over rows of weight * P(scope | the row's observed cells)``,
+        the E-step of EM.
+
+        ``rows`` is a matrix of state codes, one column per model variable in
+        ``self.net.variables`` order, ``-1`` where a cell is missing; each scope
+        (a family of the network, say) must lie in one clique.  Returns the
+        tables (one axis per scope variable, in the scope's order) and the
+        natural log of each row's ``P(observed cells)``.  Rows of probability
+        zero raise :class:`ZeroEvidenceError`.
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> jt.net.variables[6], jt.net.states("xray")
+        ('xray', ['yes', 'no'])
+        >>> rows = np.array([[-1] * 8, [-1] * 6 + [0, -1]])        # nothing seen; xray = yes
+        >>> tables, log_p = jt.expected_counts(rows, [("lung",)])
+        >>> tables[0].round(4).tolist(), log_p.round(3).tolist()
+        ([0.5437, 1.4563], [0.0, -2.205])
+        """
+        rows = self._coded_rows(rows)
+        weights = np.ones(len(rows)) if weights is None else np.asarray(weights, dtype=float)
+        if weights.shape != (len(rows),):
+            raise InputError(f"expected {len(rows)} weights, got shape {weights.shape}")
+        homes = []
+        for scope in scopes:
+            unknown = [v for v in scope if v not in self.arity]
+            if unknown:
+                raise UnknownName(f"unknown variables {unknown}")
+            home = self._smallest_clique_holding(set(scope))
+            if home is None:
+                raise InputError(f"{list(scope)} share no clique of the junction tree")
+            homes.append(home)
+        cliques = sorted(set(homes))
+        if not len(rows):
+            totals = {i: np.zeros(self.tables[i].shape) for i in cliques}
+            log_p = np.empty(0)
+        else:
+            groups = self._chunk_groups(np.arange(len(rows)), chunk, executor)
+            answers = run_tasks(executor, _expected_of_parts, self,
+                                [([rows[p] for p in group], [weights[p] for p in group],
+                                  cliques) for group in groups])
+            totals = {i: sum(a[0][i] for a in answers) for i in cliques}
+            log_p = np.concatenate([a[1] for a in answers])
+        out = []
+        for scope, i in zip(scopes, homes):
+            clique = self.cliques[i]
+            table = totals[i].sum(axis=tuple(k for k, v in enumerate(clique) if v not in scope))
+            kept = [v for v in clique if v in scope]
+            out.append(np.transpose(table, [kept.index(v) for v in scope]))
+        return out, log_p
+
+    def sample_missing(self, rows, random_state=None, chunk: int | None = None) -> np.ndarray:
+        """Each row's missing cells (``-1``) filled by one joint draw from
+        ``P(missing cells | the row's observed cells)``, exactly: evidence is
+        collected to the root, then every clique draws its own variables given
+        its separator's, root first (forward filtering, backward sampling).
+        ``rows`` is coded as in :meth:`expected_counts`.
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> rows = np.array([[-1] * 5 + [0, -1, -1]] * 1000)         # either = yes
+        >>> drawn = jt.sample_missing(rows, random_state=0)
+        >>> bool(((drawn[:, 1] == 0) | (drawn[:, 3] == 0)).all())   # tub or lung
+        True
+        """
+        rows = self._coded_rows(rows)
+        rng = np.random.default_rng(random_state)
+        out = np.empty(rows.shape, dtype=np.int64)
+        step = self._chunk(chunk)
+        column = {v: j for j, v in enumerate(self.net.variables)}
+        for first in range(0, len(rows), step):
+            part = rows[first:first + step]
+            work, _, log_pe = self._collect(part)
+            zero = np.flatnonzero(~np.isfinite(log_pe))
+            if zero.size:
+                raise ZeroEvidenceError(f"row {first + int(zero[0])} has probability zero: "
+                                        f"{part[int(zero[0])].tolist()}")
+            drawn = out[first:first + step]
+            for i in self.preorder:
+                clique, p = self.cliques[i], self.parent[i]
+                sep = () if p is None else self.separators[i, p]
+                own = [v for v in clique if v not in sep]
+                if not own:
+                    continue
+                table = work.get(i, self.tables[i][None])
+                order = [clique.index(v) + 1 for v in (*sep, *own)]
+                own_shape = [self.arity[v] for v in own]
+                flat = np.transpose(table, [0] + order).reshape(table.shape[0], -1,
+                                                                math.prod(own_shape))
+                at = (np.ravel_multi_index(tuple(drawn[:, column[v]] for v in sep),
+                                           [self.arity[v] for v in sep]) if sep
+                      else np.zeros(len(part), dtype=np.int64))
+                sub = flat[np.arange(len(part)) if flat.shape[0] > 1 else 0, at]
+                cumulative = np.cumsum(sub, axis=1)
+                u = rng.random(len(part)) * cumulative[:, -1]
+                pick = np.minimum((cumulative <= u[:, None]).sum(axis=1), sub.shape[1] - 1)
+                for v, states in zip(own, np.unravel_index(pick, own_shape)):
+                    drawn[:, column[v]] = states
+        return out
+
+    def _coded_rows(self, rows) -> np.ndarray:
+        """``rows`` checked as a matrix of codes, a column per model variable, -1 missing."""
+        rows = np.asarray(rows)
+        if (rows.ndim != 2 or rows.shape[1] != len(self.net.variables)
+                or not np.issubdtype(rows.dtype, np.integer)):
+            raise InputError(f"rows must be an integer matrix with one column per variable "
+                             f"({len(self.net.variables)}), got shape {rows.shape}")
+        arity = np.array([self.arity[v] for v in self.net.variables])
+        if rows.size and (rows.min() < -1 or np.any(rows.max(axis=0) >= arity)):
+            raise InputError("rows hold codes outside -1 .. states - 1")
+        return rows
 
     def probability_of_evidence(self, evidence=None) -> float:
         """``P(evidence)`` (may underflow to 0 for very unlikely evidence; see the log form)."""
@@ -1170,6 +1307,23 @@ def _mpe_of_parts(tree, parts, allow_zero):
     task of :meth:`JunctionTree.mpe_batch`."""
     answers = [tree._mpe(part, allow_zero) for part in parts]
     return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
+
+
+def _expected_of_parts(tree, parts, weights, cliques):
+    """Weighted sums of the posterior tables of ``cliques`` and ``log P(e)`` over
+    consecutive chunks of rows: a task of :meth:`JunctionTree.expected_counts`."""
+    totals = {i: np.zeros(tree.tables[i].shape) for i in cliques}
+    logs = []
+    for part, w in zip(parts, weights):
+        log_pe, _, kept = tree._propagate(part, keep=cliques)
+        logs.append(log_pe)
+        for i in cliques:
+            table = kept[i]
+            if table.shape[0] == 1:                  # still the prior in every row
+                totals[i] += w.sum() * table[0] / table[0].sum()
+            else:
+                totals[i] += np.tensordot(w, _per_set_normalised(table)[0], axes=(0, 0))
+    return totals, np.concatenate(logs)
 
 
 def _log_pe_of_parts(tree, parts):

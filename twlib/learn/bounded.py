@@ -33,7 +33,7 @@ import pandas as pd
 from ..bitsets import alive_neighbours, all_alive, eliminate_vertex, missing_edges, popcount
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
-from ..graphs import elimination_width, moral_graph, treewidth_exact
+from ..graphs import elimination_width, moral_graph, treewidth_exact, treewidth_upper_bound
 from ..network import BayesianNetwork
 from ..parallel import run_tasks, worker_count
 from ..scores import FamilyScorer, ParentSetScores
@@ -583,11 +583,28 @@ def _check(data: Dataset, k, time_limit, max_iter):
                          f"got {max_iter!r}")
 
 
+def _given_start(data: Dataset, parents: dict, k: int):
+    """A user's starting structure as parent tuples by column, with an
+    elimination order of width at most ``k`` (refused when min-fill finds none)."""
+    unknown = sorted({u for v, ps in parents.items() for u in [v, *ps]} - set(data.names))
+    if unknown:
+        raise InputError(f"the start names variables that are not in the data: {unknown}")
+    moral = moral_graph({v: list(ps) for v, ps in parents.items()})
+    moral.add_nodes_from(data.names)
+    width, order = treewidth_upper_bound(moral)
+    if width > k:
+        raise InputError(f"the start's tree-width bound found is {width}, over k = {k}")
+    index = {v: i for i, v in enumerate(data.names)}
+    start = {index[v]: () for v in data.names}
+    start.update({index[v]: tuple(sorted(index[u] for u in ps)) for v, ps in parents.items()})
+    return start, np.array([index[v] for v in order])
+
+
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           parameter_ess: float | None = 1.0, time_limit: float = 60.0,
           max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
           random_state=None, progress: bool = False, executor=None,
-          restarts_per_round: int | None = None) -> LearnResult:
+          restarts_per_round: int | None = None, start: dict | None = None) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -625,6 +642,11 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         draws its own random stream from ``random_state``, so a run with an
         executor returns the same network as the in-process run with the same
         ``restarts_per_round``, unless ``time_limit`` cuts one of them short.
+    start : dict, optional
+        ``{variable: [parents]}``, a structure of tree-width at most ``k`` to
+        climb from (structural EM passes its current network) instead of the
+        default start: the exact optimum of in-degree ``k`` on small data, else
+        the empty graph.
 
     Returns
     -------
@@ -676,9 +698,11 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         phases[name] = time.perf_counter() - since
         return time.perf_counter()
 
-    exact = _exact_start(data, k, score, ess, deadline)
+    exact = None if start is not None else _exact_start(data, k, score, ess, deadline)
     bound = exact[1] if exact else None
-    if exact:
+    if start is not None:
+        start, order = _given_start(data, start, k)
+    elif exact:
         note("exact optimum, in-degree <= k", exact[1])
         start, order = _prune_to_width(exact[0], k, scorer)
     else:
