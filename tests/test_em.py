@@ -135,7 +135,14 @@ def test_estimator_learns_scores_predicts_and_imputes_with_missing_cells():
         evidence = {v: masked.iloc[i][v] for v in net.variables if not pd.isna(masked.iloc[i][v])}
         assert scores[i] == pytest.approx(tree.log_probability_of_evidence(evidence))
     proba = model.predict_proba(masked.head(50), target="lung")
-    assert np.allclose(proba.sum(axis=1), 1.0)
+    for i in range(5):
+        evidence = {v: masked.iloc[i][v] for v in net.variables
+                    if v != "lung" and not pd.isna(masked.iloc[i][v])}
+        assert np.allclose(proba[i], tree.posteriors(evidence)["lung"])
+    without = model.predict_proba(masked.head(50).drop(columns="lung"), target="lung")
+    assert np.allclose(without, proba)
+    with pytest.raises(KeyError, match="unknown target"):
+        model.predict_proba(masked.head(5), target="nope")
     filled = model.impute(masked)
     assert not filled.isna().any().any()
     got, truth = filled.to_numpy(dtype=str), frame.to_numpy(dtype=str)
@@ -197,3 +204,31 @@ def test_a_row_with_every_cell_missing_carries_no_information():
     a = fit_parameters(holes, net.parent_map())
     b = fit_parameters(more, net.parent_map())
     assert a.log_likelihood == pytest.approx(b.log_likelihood, abs=1e-9)
+
+
+def test_cli_learns_from_a_csv_with_question_marks_na_and_empty_cells(tmp_path, capsys):
+    from twlib.cli import main
+    from twlib.io import bif
+    frame = load_network("asia").sample(1500, random_state=0).to_pandas().astype(str)
+    rng = np.random.default_rng(0)
+    for token in ("?", "NA", ""):
+        frame = frame.mask(rng.random(frame.shape) < 0.05, token)
+    path = tmp_path / "holes.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "net.bif"
+    assert main(["learn", str(path), "-k", "2", "--out", str(out), "--time-limit", "5",
+                 "--seed", "0"]) == 0
+    said = capsys.readouterr().out
+    assert "cells missing" in said and "tree-width <= 2" in said
+    assert sorted(bif.read(out).variables) == sorted(frame.columns)
+
+
+def test_estimator_max_iter_makes_structural_em_reproducible():
+    net = load_network("asia")
+    frame = net.sample(1500, random_state=0).to_pandas().astype(object)
+    masked = frame.mask(np.random.default_rng(0).random(frame.shape) < 0.2)
+    fits = [BoundedTreewidthNetwork(k=2, time_limit=120, max_iter=1, random_state=0).fit(masked)
+            for _ in range(2)]
+    assert fits[0].network_.allclose(fits[1].network_)
+    with pytest.raises(InputError, match="observed-data BIC"):
+        BoundedTreewidthNetwork(k=2, criterion="bdeu").fit(masked)

@@ -4,6 +4,7 @@
         [--score bic|bdeu|ll] [--ess E] [--time-limit S] [--seed S] [--progress]
         [--scheduler local|HOST:PORT]
         a network of tree-width <= K from a data file (.csv with a header, or .dat);
+        CSV cells that are ?, NA or empty are missing and learned from by structural EM;
         --scheduler runs the parallel parts on a Dask cluster (twlib[scale])
     twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--mpe | --map C ...] [--json]
         exact posteriors given evidence, and log P(evidence); --mpe: the most probable
@@ -31,9 +32,11 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from . import datasets
 from .data import Dataset
-from .errors import BudgetExceeded, InputError, TwlibError
+from .errors import BudgetExceeded, DataNotFound, InputError, TwlibError
 from .estimator import METHODS, BoundedTreewidthNetwork
 from .graphs import moral_graph, treewidth_exact, treewidth_upper_bound
 from .inference import JunctionTree, marginal_map
@@ -56,6 +59,17 @@ def _data(spec: str) -> Dataset:
     return Dataset.from_csv(path)
 
 
+def _training_data(spec: str):
+    """A .dat file as a Dataset; a CSV as a DataFrame in which ``?``, ``NA`` and
+    empty cells are missing (the estimator learns from them by structural EM)."""
+    path = Path(spec)
+    if path.suffix == ".dat":
+        return dat.read(path)
+    if not path.exists():
+        raise DataNotFound(f"no such data file: {path}")
+    return pd.read_csv(path, na_values=["?"])
+
+
 def _dask_client(address: str | None):
     """A Dask client for ``--scheduler`` (``local``: a cluster of this machine's cores)."""
     if address is None:
@@ -73,7 +87,7 @@ def _dask_client(address: str | None):
 
 
 def _learn(args) -> None:
-    data = _data(args.data)
+    data = _training_data(args.data)
     started = time.perf_counter()
     with _dask_client(args.scheduler) as client:
         model = BoundedTreewidthNetwork(
@@ -84,7 +98,9 @@ def _learn(args) -> None:
     res = model.result_
     bound = ("" if res.upper_bound is None
              else f", upper bound {res.upper_bound:.2f} (gap {res.gap:.2f} %)")
-    print(f"{args.out}: {args.score} {res.score:.2f}, tree-width <= {res.width}{bound}, "
+    missing = res.stats.get("missing")
+    how = "" if missing is None else f" (observed-data BIC, {missing:.1%} of cells missing)"
+    print(f"{args.out}: {args.score} {res.score:.2f}{how}, tree-width <= {res.width}{bound}, "
           f"{time.perf_counter() - started:.1f} s")
 
 

@@ -51,6 +51,10 @@ class BoundedTreewidthNetwork(BaseEstimator):
         estimators.
     time_limit : float
         Seconds for the search.
+    max_iter : int, optional
+        Hill-climbing runs of ``"bounded"`` (of each round's search under
+        structural EM); None: as many as ``time_limit`` allows.  A run that
+        stops on ``max_iter`` before the time limit is reproducible.
     random_state : int, optional
     progress : bool
         A progress bar while learning (``"bounded"``, ``"ktree"``, ``"lpacjt"``).
@@ -81,13 +85,15 @@ class BoundedTreewidthNetwork(BaseEstimator):
 
     def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
                  ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
-                 random_state=None, progress: bool = False, missing: str = "em"):
+                 max_iter: int | None = None, random_state=None, progress: bool = False,
+                 missing: str = "em"):
         self.k = k
         self.method = method
         self.criterion = criterion
         self.ess = ess
         self.parameter_ess = parameter_ess
         self.time_limit = time_limit
+        self.max_iter = max_iter
         self.random_state = random_state
         self.progress = progress
         self.missing = missing
@@ -110,15 +116,18 @@ class BoundedTreewidthNetwork(BaseEstimator):
             if self.method not in ("auto", "bounded"):
                 raise InputError(f"method {self.method!r} needs complete data; data with "
                                  "missing cells are learned by method 'bounded' (structural EM)")
+            if self.criterion != "bic":
+                raise InputError(f"structural EM scores by the observed-data BIC; criterion "
+                                 f"{self.criterion!r} needs complete data")
             res = em.structural_em(data, self.k, time_limit=self.time_limit,
-                                   parameter_ess=self.parameter_ess,
+                                   parameter_ess=self.parameter_ess, search_iter=self.max_iter,
                                    random_state=self.random_state, progress=self.progress,
                                    executor=executor)
         elif self.method in ("auto", "bounded"):
             res = bounded.learn(data, self.k, score=self.criterion, ess=self.ess,
                                 parameter_ess=self.parameter_ess, time_limit=self.time_limit,
-                                random_state=self.random_state, progress=self.progress,
-                                executor=executor)
+                                max_iter=self.max_iter, random_state=self.random_state,
+                                progress=self.progress, executor=executor)
         elif self.method == "ktree":
             res = ktree.learn(data, self.k, score=self.criterion, ess=self.ess,
                               time_limit=self.time_limit, random_state=self.random_state,

@@ -24,7 +24,8 @@ from ..network import BayesianNetwork
 from . import bounded
 from .result import LearnResult
 
-__all__ = ["EMResult", "fit_parameters", "observed_bic", "structural_em"]
+__all__ = ["EMResult", "fit_parameters", "observed_bic", "observed_log_likelihood",
+           "start_parameters", "structural_em"]
 
 INITS = ("available", "random")
 
@@ -164,6 +165,36 @@ def _start(families: _Families, data: IncompleteDataset, init, ess, states, rng)
     return BayesianNetwork(families.variables, states, families.parents, cpts, name="start")
 
 
+def start_parameters(data, structure, init: str = "available", parameter_ess: float | None = 1.0,
+                     random_state=None) -> BayesianNetwork:
+    """The CPTs :func:`fit_parameters` starts from (``init`` as there), as a network:
+    to start another EM implementation at the same point.
+
+    >>> from twlib.datasets import load_network
+    >>> from twlib.data import mask_mcar
+    >>> net = load_network("asia")
+    >>> holes = mask_mcar(net.sample(500, random_state=0), 0.3, random_state=1)
+    >>> start_parameters(holes, net.parent_map()).parents("either")
+    ['lung', 'tub']
+    """
+    data = _as_incomplete(data)
+    parents = _parents_of(structure, data)
+    states = {v: data.states[data.index(v)] for v in data.names}
+    return _start(_Families(data, data.names, parents), data, init, parameter_ess, states,
+                  np.random.default_rng(random_state))
+
+
+def _parents_of(structure, data: IncompleteDataset) -> dict:
+    """``structure`` (a network or a dict of parent lists) as a dict, checked."""
+    parents = structure.parent_map() if isinstance(structure, BayesianNetwork) else structure
+    if not isinstance(parents, dict):
+        raise WrongType("structure must be a BayesianNetwork or a dict of parent lists")
+    unknown = sorted({u for v, ps in parents.items() for u in [v, *ps]} - set(data.names))
+    if unknown:
+        raise InputError(f"the structure names variables that are not in the data: {unknown}")
+    return parents
+
+
 def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_iter: int = 100,
                    tol: float = 1e-7, init="available", random_state=None, progress: bool = False,
                    name: str = "em") -> EMResult:
@@ -206,12 +237,7 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
         raise InputError(f"tol must be a number >= 0, got {tol!r}")
     if parameter_ess is not None and not parameter_ess > 0:
         raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
-    parents = structure.parent_map() if isinstance(structure, BayesianNetwork) else structure
-    if not isinstance(parents, dict):
-        raise WrongType("structure must be a BayesianNetwork or a dict of parent lists")
-    unknown = sorted({u for v, ps in parents.items() for u in [v, *ps]} - set(data.names))
-    if unknown:
-        raise InputError(f"the structure names variables that are not in the data: {unknown}")
+    parents = _parents_of(structure, data)
     states = {v: data.states[data.index(v)] for v in data.names}
     families = _Families(data, data.names, parents)
     rng = np.random.default_rng(random_state)
@@ -241,27 +267,33 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
                     seconds=time.perf_counter() - started)
 
 
-def observed_bic(net: BayesianNetwork, data) -> float:
-    """BIC of a network on data with missing cells: the exact observed-data
-    log-likelihood (missing cells summed out through a junction tree) minus
-    ``log(N)/2`` times the number of free parameters.
+def observed_log_likelihood(net: BayesianNetwork, data) -> float:
+    """Natural-log likelihood of the observed cells: each row's missing cells
+    summed out exactly through a junction tree.
 
     >>> from twlib.datasets import load_network
     >>> net = load_network("asia")
     >>> data = net.sample(500, random_state=0)
-    >>> exact = net.log_likelihood(data) - 0.5 * np.log(500) * net.n_parameters
-    >>> bool(abs(observed_bic(net, data) - exact) < 1e-9)
+    >>> bool(abs(observed_log_likelihood(net, data) - net.log_likelihood(data)) < 1e-9)
     True
     """
     data = _as_incomplete(data)
-    families = _Families(data, net.variables, net.parent_map())
-    _, ll, _ = families.e_step(net, None)
-    return float(ll - 0.5 * math.log(data.n_rows) * net.n_parameters)
+    _, ll, _ = _Families(data, net.variables, net.parent_map()).e_step(net, None)
+    return float(ll)
+
+
+def observed_bic(net: BayesianNetwork, data) -> float:
+    """BIC of a network on data with missing cells: the exact
+    :func:`observed_log_likelihood` minus ``log(N)/2`` times the number of free
+    parameters."""
+    data = _as_incomplete(data)
+    return observed_log_likelihood(net, data) - 0.5 * math.log(data.n_rows) * net.n_parameters
 
 
 def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 20,
                   parameter_ess: float | None = 1.0, em_iter: int = 30, tol: float = 1e-6,
-                  random_state=None, progress: bool = False, executor=None) -> LearnResult:
+                  search_iter: int | None = None, random_state=None, progress: bool = False,
+                  executor=None) -> LearnResult:
     """Structural EM (Friedman 1998) with the tree-width bound kept: learn a
     network of tree-width at most ``k`` from data with missing cells.
 
@@ -276,6 +308,10 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     Stops after two rounds in a row without a gain, ``max_rounds`` or
     ``time_limit``.  Data without a missing cell go to
     :func:`~twlib.learn.bounded.learn` as they are.
+
+    ``em_iter`` and ``tol`` bound each refit's EM; ``search_iter`` caps each
+    round's hill-climbing runs (so that a run whose time share is not binding
+    is reproducible).
 
     Returns a :class:`LearnResult` whose ``score`` is the observed-data BIC,
     with the certificate (``elimination_order``, ``width <= k``) and
@@ -322,7 +358,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
         completed = Dataset(filled, best.variables, [best.states(v) for v in best.variables])
         search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
                                time_limit=max(0.5, min(left / 2, time_limit / 6)),
-                               start=best.parent_map(), random_state=rng.integers(2**63),
+                               start=best.parent_map(), max_iter=search_iter,
+                               random_state=rng.integers(2**63),
                                executor=executor)
         refit = fit_parameters(data, search.network.parent_map(), parameter_ess=parameter_ess,
                                max_iter=em_iter, tol=tol, init=search.network)
