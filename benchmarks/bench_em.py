@@ -158,7 +158,9 @@ def structural(args) -> pd.DataFrame:
         with tempfile.TemporaryDirectory(prefix="blip-sem-") as work:
             parents, seconds, valid = blip_sem(holes, k, Path(work))
         blip = fit_parameters(holes, parents, parameter_ess=1.0, max_iter=50).network
+        began = time.perf_counter()
         ours = structural_em(holes, k, time_limit=seconds, random_state=0)
+        twlib_s = time.perf_counter() - began
         complete = int(holes.complete_rows.sum())
         short = min(seconds, 30.0)
         cc = (bounded.learn(holes.complete_cases(), k, time_limit=short,
@@ -169,6 +171,7 @@ def structural(args) -> pd.DataFrame:
             return None if net is None else net.log_likelihood(test) / test.n_rows
 
         rows.append({"network": name, "missing": fraction, "k": k, "seconds": seconds,
+                     "twlib_s": twlib_s,
                      "twlib_sem": held_out(ours.network), "blip_sem": held_out(blip),
                      "complete_case": held_out(cc), "complete_rows": complete,
                      "ceiling": held_out(ceiling), "twlib_width": ours.width,

@@ -197,7 +197,7 @@ def _parents_of(structure, data: IncompleteDataset) -> dict:
 
 def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_iter: int = 100,
                    tol: float = 1e-7, init="available", random_state=None, progress: bool = False,
-                   name: str = "em") -> EMResult:
+                   time_limit: float | None = None, name: str = "em") -> EMResult:
     """Fit the CPTs of a fixed structure to data with missing cells by EM.
 
     Parameters
@@ -218,6 +218,9 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
         observed; random columns (seeded by ``random_state``); or a network's.
     progress : bool
         A tqdm bar over the iterations.
+    time_limit : float, optional
+        Seconds; no M-step starts after them (the parameters of the last
+        E-step are returned, ``converged`` False).
 
     Examples
     --------
@@ -252,7 +255,8 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
         if it and history[-1] - history[-2] < tol * families.n_rows:
             converged = True
             break
-        if it == max_iter:
+        if it == max_iter or (time_limit is not None
+                               and time.perf_counter() - started >= time_limit):
             break
         last = (net, ll)
         net = families.m_step(counts, parameter_ess, states, name)
@@ -362,7 +366,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                                random_state=rng.integers(2**63),
                                executor=executor)
         refit = fit_parameters(data, search.network.parent_map(), parameter_ess=parameter_ess,
-                               max_iter=em_iter, tol=tol, init=search.network)
+                               max_iter=em_iter, tol=tol, init=search.network,
+                               time_limit=max(0.0, deadline - time.perf_counter()))
         score = refit.log_likelihood - 0.5 * math.log(data.n_rows) * refit.network.n_parameters
         kept = score > best_score + 1e-9 * abs(best_score)
         history.append({"round": round_, "seconds": time.perf_counter() - started,
