@@ -34,8 +34,23 @@ def code_dtype(max_arity: int) -> np.dtype:
     raise InputError(f"{max_arity} states do not fit a 32-bit code")
 
 
+class _Rows:
+    """The shape of a table of codes held in ``values`` (rows x variables)."""
+
+    @property
+    def n_rows(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_vars(self) -> int:
+        return self.values.shape[1]
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+
 @dataclass(frozen=True, eq=False)
-class Dataset:
+class Dataset(_Rows):
     """A complete discrete data set.
 
     Parameters
@@ -90,18 +105,6 @@ class Dataset:
         object.__setattr__(self, "states", states)
         object.__setattr__(self, "arities", arities)
         object.__setattr__(self, "_index", {n: i for i, n in enumerate(names)})
-
-    # ------------------------------------------------------------------ shape
-    @property
-    def n_rows(self) -> int:
-        return self.values.shape[0]
-
-    @property
-    def n_vars(self) -> int:
-        return self.values.shape[1]
-
-    def __len__(self) -> int:
-        return self.n_rows
 
     @cached_property
     def columns(self) -> np.ndarray:
@@ -286,7 +289,7 @@ class Dataset:
 
 
 @dataclass(frozen=True, eq=False)
-class IncompleteDataset:
+class IncompleteDataset(_Rows):
     """A discrete data set with missing cells, coded ``-1``.
 
     What EM (:mod:`twlib.learn.em`) reads.  A row with every cell missing is
@@ -327,17 +330,6 @@ class IncompleteDataset:
         object.__setattr__(self, "arities", shell.arities)
         object.__setattr__(self, "observed", observed)
         object.__setattr__(self, "_shell", shell)
-
-    @property
-    def n_rows(self) -> int:
-        return self.values.shape[0]
-
-    @property
-    def n_vars(self) -> int:
-        return self.values.shape[1]
-
-    def __len__(self) -> int:
-        return self.n_rows
 
     @property
     def n_missing(self) -> int:
