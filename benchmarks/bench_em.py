@@ -223,7 +223,7 @@ def main():
               f"complete-case learning in {beats_cc}/{len(table)}, in BLIP's own seconds")
         return
     if args.quick:
-        args.networks, args.rows = args.networks or ["asia", "child"], 1000
+        args.networks, args.rows = args.networks or ["asia", "child"], 600
     args.networks = args.networks or EM_NETWORKS
     table = parameter_em(args)
     ended = table.pyagrum_iterations == table.twlib_iterations
