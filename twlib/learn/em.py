@@ -291,7 +291,11 @@ def observed_bic(net: BayesianNetwork, data) -> float:
     :func:`observed_log_likelihood` minus ``log(N)/2`` times the number of free
     parameters."""
     data = _as_incomplete(data)
-    return observed_log_likelihood(net, data) - 0.5 * math.log(data.n_rows) * net.n_parameters
+    return _bic(observed_log_likelihood(net, data), net, data.n_rows)
+
+
+def _bic(log_likelihood: float, net: BayesianNetwork, n_rows: int) -> float:
+    return log_likelihood - 0.5 * math.log(n_rows) * net.n_parameters
 
 
 def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 20,
@@ -345,7 +349,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                              random_state=random_state, progress=progress, executor=executor)
     rng = np.random.default_rng(random_state)
     fit = fit_parameters(data, {}, parameter_ess=parameter_ess, max_iter=1)
-    best, best_score = fit.network, observed_bic(fit.network, data)
+    best, best_score = fit.network, _bic(fit.log_likelihood, fit.network, data.n_rows)
     best_order = list(data.names)
     history = [{"round": 0, "seconds": time.perf_counter() - started, "score": best_score,
                 "kept": True}]
@@ -368,7 +372,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
         refit = fit_parameters(data, search.network.parent_map(), parameter_ess=parameter_ess,
                                max_iter=em_iter, tol=tol, init=search.network,
                                time_limit=max(0.0, deadline - time.perf_counter()))
-        score = refit.log_likelihood - 0.5 * math.log(data.n_rows) * refit.network.n_parameters
+        score = _bic(refit.log_likelihood, refit.network, data.n_rows)
         kept = score > best_score + 1e-9 * abs(best_score)
         history.append({"round": round_, "seconds": time.perf_counter() - started,
                         "score": score, "kept": kept})
