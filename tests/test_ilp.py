@@ -1,0 +1,118 @@
+"""Exact learning by integer programming: checked against the order-graph DP and
+brute force on small cases, and against the bounded heuristic."""
+import builtins
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib.data import Dataset
+from twlib.errors import InputError
+from twlib.graphs import elimination_width, moral_graph, treewidth_exact
+from twlib.learn import bounded, ilp, order_graph
+from twlib.scores import ParentSetScores
+
+
+def _random_data(seed, n_vars, rows=300):
+    rng = np.random.default_rng(seed)
+    cols = {}
+    prev = rng.integers(0, 2, rows)
+    for i in range(n_vars):
+        flip = rng.random(rows) < rng.uniform(0.05, 0.5)
+        noise = rng.integers(0, 2 + i % 2, rows)
+        prev = np.where(flip, noise, prev % (2 + i % 2))
+        cols[f"v{i}"] = prev
+    return Dataset.from_pandas(pd.DataFrame(cols))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_vars=st.integers(3, 7),
+       score=st.sampled_from(["bic", "bdeu"]))
+def test_same_optimum_as_the_order_graph(seed, n_vars, score):
+    data = _random_data(seed, n_vars)
+    pss = ParentSetScores(data, score=score, max_parents=3)
+    exact = order_graph.dp(pss)
+    res = ilp.solve(pss, time_limit=60)
+    assert res.status == "optimal"
+    assert res.score == pytest.approx(exact.score, rel=1e-9, abs=1e-7)
+    assert res.upper_bound >= res.score - 1e-7
+    assert nx.is_directed_acyclic_graph(nx.DiGraph(
+        [(u, v) for v, ps in res.parents.items() for u in ps]))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 2))
+def test_bounded_optimum_matches_brute_force_and_beats_the_heuristic(seed, k):
+    data = _random_data(seed, 6)
+    pss = ParentSetScores(data, max_parents=k)
+    res = ilp.solve(pss, k=k, time_limit=60)
+    assert res.status == "optimal"
+    assert res.width <= k
+    moral = moral_graph({v: list(ps) for v, ps in res.parents.items()})
+    moral.add_nodes_from(data.names)
+    assert treewidth_exact(moral)[0] <= k
+    assert elimination_width(moral, res.elimination_order) <= k
+    # brute force: the best order-consistent network of width <= k over every order
+    import itertools
+    best = -np.inf
+    names = data.names
+    for order in itertools.permutations(range(len(names))):
+        parents = {}
+        total = 0.0
+        for i, v in enumerate(order):
+            s, ps = pss.best(names[v], [names[u] for u in order[:i]])
+            parents[names[v]] = ps
+            total += s
+        if total <= best:
+            continue
+        g = moral_graph({v: list(ps) for v, ps in parents.items()})
+        g.add_nodes_from(names)
+        if treewidth_exact(g)[0] <= k:
+            best = total
+    assert res.score >= best - 1e-7      # greedy per order is a lower bound on the optimum
+    unbounded = order_graph.dp(pss)
+    assert res.score <= unbounded.score + 1e-7
+    g = moral_graph({v: list(ps) for v, ps in unbounded.parents.items()})
+    g.add_nodes_from(names)
+    if treewidth_exact(g)[0] <= k:
+        assert res.score == pytest.approx(unbounded.score, rel=1e-9, abs=1e-7)
+    heuristic = bounded.learn(data, k, time_limit=2, max_iter=2, random_state=0)
+    assert res.score >= heuristic.score - 1e-6
+
+
+def test_time_limited_run_returns_incumbent_with_valid_bound():
+    from twlib.datasets import load_sklearn
+    data = load_sklearn("wine")
+    pss = ParentSetScores(data, max_parents=3)
+    res = ilp.solve(pss, time_limit=0.05)
+    assert res.status in ("optimal", "time_limit")
+    assert res.upper_bound >= res.score - 1e-7
+    assert res.upper_bound >= order_graph.dp(pss).score - 1e-6
+
+
+def test_bad_input_is_named():
+    data = _random_data(0, 4)
+    with pytest.raises(InputError, match="tree-width bound"):
+        ilp.learn(data, k=0)
+    with pytest.raises(InputError, match="max_parents"):
+        ilp.learn(data, max_parents=-1)
+    with pytest.raises(InputError, match="score"):
+        ilp.learn(data, score="aic")
+    with pytest.raises(InputError, match="time_limit"):
+        ilp.learn(data, time_limit=0)
+
+
+def test_missing_solver_is_named(monkeypatch):
+    real_import = builtins.__import__
+
+    def refuse(name, *args, **kwargs):
+        if name == "pyscipopt":
+            raise ImportError("no")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    with pytest.raises(ilp.SolverMissing, match="pyscipopt"):
+        ilp.learn(_random_data(0, 3))

@@ -1,0 +1,635 @@
+"""Exact score-based learning by integer programming, with or without a tree-width bound.
+
+The formulation is GOBNILP's (Jaakkola et al. 2010; Cussens 2011; Bartlett &
+Cussens 2017).  Each kept candidate parent set ``t`` of each variable ``v`` has a
+binary ``x[v, t]``; the objective is the sum of the chosen families' local
+scores; each variable chooses exactly one parent set; and the graph is acyclic
+exactly when every *cluster* ``C`` (a set of two or more variables) holds a
+variable whose parents all lie outside ``C``::
+
+    sum_{v in C} sum_{t : t & C = {}} x[v, t] >= 1          for every cluster C.
+
+There are exponentially many cluster constraints, so they are added as cutting
+planes by a SCIP constraint handler: an integral solution with a cycle is cut
+off by the cluster of that cycle; a fractional LP solution is searched for
+violated clusters first by a compiled greedy peeling of its strongly connected
+parts, then exactly by a small sub-IP (Bartlett & Cussens 2017, section 5) when
+the peeling finds none.  Acyclicity itself is checked on every candidate
+solution, so the cuts only have to be strong, never complete.
+
+With ``k`` given, the tree-width of the moral graph is bounded exactly by an
+elimination order (after Parviainen, Farahani & Lagergren 2014): order
+variables ``o[u, v]`` (``u`` is eliminated before ``v``, transitive), arc
+variables ``e[u, v]`` (``v`` is a later neighbour of ``u`` in the filled graph),
+and
+
+* every moral edge ``{a, b}`` of a chosen family is an arc one way or the other,
+* the later neighbours of each vertex form a clique (the fill-in), and
+* each vertex has at most ``k`` later neighbours.
+
+A graph has tree-width ``<= k`` exactly when some elimination order leaves every
+vertex at most ``k`` later neighbours, so the optimum of this programme is the
+optimum of width ``<= k`` over the candidate sets.  Candidate sets are pruned
+only by proved rules (:class:`~twlib.scores.ParentSetScores`); removing a
+parent never raises the width, so the rules stay sound under the bound.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import networkx as nx
+import numba as nb
+import numpy as np
+import pandas as pd
+
+from ..data import Dataset, as_dataset
+from ..errors import InputError, InternalError, TwlibError
+from ..graphs import elimination_width, find_cycle, moral_graph, treewidth_upper_bound
+from ..scores import ParentSetScores
+from .result import LearnResult, fit_to_scores
+
+__all__ = ["learn", "solve", "SolverMissing", "cluster_violation", "violated_clusters"]
+
+_EPS = 1e-6          # a cut must be violated by more than this to be added
+_MAX_CUTS = 20       # cluster cuts per separation round
+
+
+class SolverMissing(TwlibError, ImportError):
+    """The integer-programming solver (SCIP, through pyscipopt) is not installed."""
+
+
+def _scip():
+    try:
+        import pyscipopt
+    except ImportError:
+        raise SolverMissing("exact learning by integer programming needs SCIP: "
+                            "pip install pyscipopt (its wheels ship SCIP)") from None
+    return pyscipopt
+
+
+# ----------------------------------------------------------------- separation
+def cluster_violation(cluster, child, members, values) -> float:
+    """How far an LP point violates the cluster constraint of ``cluster`` (> 0: violated).
+
+    ``child[j]``, ``members[j]`` (a bool row over the variables) and ``values[j]``
+    describe the point's families: the violation is ``1 - sum x[v, t]`` over the
+    families of cluster members whose parents all lie outside the cluster.
+
+    >>> child = np.array([0, 1]); members = np.array([[0, 1], [1, 0]], bool)
+    >>> cluster_violation(np.array([True, True]), child, members, np.ones(2))   # a 2-cycle
+    1.0
+    """
+    inside = np.asarray(cluster, dtype=bool)
+    outside_parents = ~(members & inside).any(axis=1)
+    return float(1.0 - values[inside[child] & outside_parents].sum())
+
+
+@nb.njit(cache=True)
+def _peel(cluster, child, members, values):
+    """Greedy peeling: from ``cluster`` remove, one at a time, the member whose
+    families with no parent inside carry the most weight, keeping the most
+    violated cluster met on the way.  Returns (violation, cluster)."""
+    n = cluster.shape[0]
+    m = child.shape[0]
+    inside = cluster.copy()
+    best = -np.inf
+    best_set = cluster.copy()
+    size = 0
+    for v in range(n):
+        if inside[v]:
+            size += 1
+    while size >= 2:
+        free = np.zeros(n)                 # weight of each member's families outside
+        for j in range(m):
+            c = child[j]
+            if not inside[c]:
+                continue
+            clear = True
+            for u in range(n):
+                if members[j, u] and inside[u]:
+                    clear = False
+                    break
+            if clear:
+                free[c] += values[j]
+        total = 0.0
+        worst = -1
+        for v in range(n):
+            if inside[v]:
+                total += free[v]
+                if worst < 0 or free[v] > free[worst]:
+                    worst = v
+        if 1.0 - total > best:
+            best = 1.0 - total
+            best_set[:] = inside
+        inside[worst] = False
+        size -= 1
+    return best, best_set
+
+
+def _strong_parts(child, members, values, n):
+    """Strongly connected sets (of two or more variables) of the support's arcs."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    for j in np.flatnonzero(values > _EPS):
+        for u in np.flatnonzero(members[j]):
+            graph.add_edge(int(u), int(child[j]))
+    return [np.isin(np.arange(n), list(part)) for part in nx.strongly_connected_components(graph)
+            if len(part) >= 2]
+
+
+def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0):
+    """Clusters whose constraint the LP point violates, most violated first.
+
+    The greedy peeling of each strongly connected part runs first; the exact
+    sub-IP only when it finds nothing.  Returns ``[(violation, bool row), ...]``.
+
+    >>> child = np.array([0, 1, 0, 1]); members = np.array([[0, 1], [1, 0], [0, 0], [0, 0]], bool)
+    >>> [round(v, 2) for v, _ in violated_clusters(child, members, np.array([.8, .8, .2, .2]), 2)]
+    [0.6]
+    """
+    support = values > _EPS
+    child, members, values = child[support], members[support], values[support]
+    found = {}
+    for part in _strong_parts(child, members, values, n):
+        violation, cluster = _peel(part, child, members, values)
+        if violation > _EPS:
+            found[cluster.tobytes()] = (violation, cluster)
+    if not found and exact:
+        for violation, cluster in _subip_clusters(child, members, values, n, time_limit):
+            found[cluster.tobytes()] = (violation, cluster)
+    return sorted(found.values(), key=lambda item: -item[0])[:_MAX_CUTS]
+
+
+def _subip_clusters(child, members, values, n, time_limit):
+    """Exact separation: maximise the cluster violation over all clusters by a sub-IP.
+
+    ``I[v]``: ``v`` is in the cluster; ``J[j]``: family ``j``'s child is in it and
+    so is one of its parents.  The violation of a cluster is ``1 + sum values[j]
+    J[j] - sum I[v]``, and only clusters with a positive one are reported.
+    """
+    pyscipopt = _scip()
+    keep = members.any(axis=1)
+    child, members, values = child[keep], members[keep], values[keep]
+    if child.size == 0:
+        return []
+    sub = pyscipopt.Model("clusters")
+    sub.hideOutput()
+    sub.setParam("limits/time", max(time_limit, 0.1))
+    used = np.unique(np.concatenate([child, np.flatnonzero(members.any(axis=0))]))
+    inside = {int(v): sub.addVar(vtype="B", obj=-1.0, name=f"I{v}") for v in used}
+    for j in range(child.size):
+        chosen = sub.addVar(vtype="B", obj=float(values[j]), name=f"J{j}")
+        sub.addCons(chosen <= inside[int(child[j])])
+        sub.addCons(chosen <= pyscipopt.quicksum(inside[int(u)]
+                                                 for u in np.flatnonzero(members[j])))
+    sub.addCons(pyscipopt.quicksum(inside.values()) >= 2)
+    sub.setMaximize()
+    sub.setObjlimit(-1.0 + _EPS)
+    sub.optimize()
+    out = []
+    for sol in sub.getSols():
+        cluster = np.zeros(n, dtype=bool)
+        for v, var in inside.items():
+            cluster[v] = sub.getSolVal(sol, var) > 0.5
+        violation = cluster_violation(cluster, child, members, values)
+        if violation > _EPS:
+            out.append((violation, cluster))
+    return out
+
+
+# ----------------------------------------------------------------- the model
+class _Families:
+    """The kept candidate sets of every variable, flattened: child, members, score."""
+
+    def __init__(self, pss: ParentSetScores):
+        n = pss.n_vars
+        rows, children, scores = [], [], []
+        for v in range(n):
+            parents, sc, _ = pss.parent_arrays(v)
+            rows.append(parents)
+            children.append(np.full(len(sc), v))
+            scores.append(sc)
+        width = max(r.shape[1] for r in rows)
+        padded = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1])), constant_values=-1)
+                                 for r in rows])
+        self.n = n
+        self.child = np.concatenate(children).astype(np.int64)
+        self.score = np.concatenate(scores)
+        self.members = np.zeros((len(self.child), n), dtype=np.bool_)
+        for col in range(width):
+            ok = padded[:, col] >= 0
+            self.members[np.flatnonzero(ok), padded[ok, col]] = True
+        self.of_child = [np.flatnonzero(self.child == v) for v in range(n)]
+
+    def index_of(self, v, parents) -> int:
+        """Row of the family ``(v, parents)``; -1 if it was not kept."""
+        target = np.zeros(self.n, dtype=bool)
+        target[list(parents)] = True
+        rows = self.of_child[v]
+        hit = rows[(self.members[rows] == target).all(axis=1)]
+        return int(hit[0]) if hit.size else -1
+
+    def best_inside(self, v, allowed) -> int:
+        """Row of ``v``'s best kept family with every parent in ``allowed`` (a bool row)."""
+        rows = self.of_child[v]
+        fits = rows[~(self.members[rows] & ~allowed).any(axis=1)]
+        return int(fits[np.argmax(self.score[fits])])
+
+
+def _has_cycle(fam: _Families, chosen) -> list | None:
+    parents = {v: [] for v in range(fam.n)}
+    for j in chosen:
+        parents[int(fam.child[j])] = [int(u) for u in np.flatnonzero(fam.members[j])]
+    return find_cycle(parents)
+
+
+def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, tally: dict):
+    """A SCIP constraint handler for acyclicity: cluster cuts, checked on every solution."""
+    SCIP_RESULT = pyscipopt.SCIP_RESULT
+
+    class Acyclicity(pyscipopt.Conshdlr):
+        def consinitsol(self, constraints):
+            self.tx = [self.model.getTransformedVar(x) for x in xs]
+
+        def _values(self, sol=None):
+            return np.array([self.model.getSolVal(sol, x) for x in xs])
+
+        def _cut(self, cluster, source):
+            row = self.model.createEmptyRowUnspec(name="cluster", lhs=1.0, rhs=None,
+                                                  local=False, removable=True)
+            self.model.cacheRowExtensions(row)
+            inside = np.asarray(cluster, dtype=bool)
+            for j in np.flatnonzero(inside[fam.child] & ~(fam.members & inside).any(axis=1)):
+                self.model.addVarToRow(row, self.tx[j], 1.0)
+            self.model.flushRowExtensions(row)
+            self.model.addCut(row, forcecut=True)
+            tally[source] += 1
+
+        def _cycle_cut(self, values):
+            chosen = np.flatnonzero(values > 0.5)
+            cycle = _has_cycle(fam, chosen)
+            if cycle is None:
+                return False
+            cluster = np.zeros(fam.n, dtype=bool)
+            cluster[[int(v) for v in cycle]] = True
+            self._cut(cluster, "cycle cuts")
+            return True
+
+        def conssepalp(self, constraints, nusefulconss):
+            values = self._values()
+            left = max(1.0, deadline_left[0] - time.perf_counter())
+            found = violated_clusters(fam.child, fam.members, values, fam.n,
+                                      exact=exact_separation, time_limit=min(5.0, left))
+            for _, cluster in found:
+                self._cut(cluster, "cluster cuts")
+            return {"result": SCIP_RESULT.SEPARATED if found else SCIP_RESULT.DIDNOTFIND}
+
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            if self._cycle_cut(self._values()):
+                return {"result": SCIP_RESULT.SEPARATED}
+            return {"result": SCIP_RESULT.FEASIBLE}
+
+        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+            chosen = np.flatnonzero(self._values() > 0.5)
+            if _has_cycle(fam, chosen) is None:
+                return {"result": SCIP_RESULT.FEASIBLE}
+            return {"result": SCIP_RESULT.SOLVELP}
+
+        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
+                      completely):
+            chosen = np.flatnonzero(self._values(solution) > 0.5)
+            if _has_cycle(fam, chosen) is None:
+                return {"result": SCIP_RESULT.FEASIBLE}
+            return {"result": SCIP_RESULT.INFEASIBLE}
+
+        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+            # adding or dropping a parent set can both close a cycle
+            for x in xs:
+                self.model.addVarLocksType(x, locktype, nlockspos + nlocksneg,
+                                           nlockspos + nlocksneg)
+
+    deadline_left = [math.inf]
+    return Acyclicity(), deadline_left
+
+
+def _treewidth_constraints(pyscipopt, model, fam: _Families, xs, k: int):
+    """The elimination-order constraints that bound the moral graph's width by ``k``.
+
+    Returns ``(order, arc)``: ``order[u, v]`` (``u < v``) is 1 when ``u`` is
+    eliminated first, ``arc[u, v]`` when ``v`` is a later neighbour of ``u``.
+    """
+    n = fam.n
+    order = {(u, v): model.addVar(vtype="B", name=f"o{u}_{v}")
+             for u in range(n) for v in range(u + 1, n)}
+
+    def before(u, v):
+        return order[u, v] if u < v else 1 - order[v, u]
+
+    for a in range(n):
+        for b in range(a + 1, n):
+            for c in range(b + 1, n):
+                model.addCons(order[a, b] + order[b, c] - order[a, c] <= 1)
+                model.addCons(order[a, c] - order[a, b] - order[b, c] <= 0)
+    arc = {(u, v): model.addVar(vtype="B", name=f"e{u}_{v}")
+           for u in range(n) for v in range(n) if u != v}
+    for (u, v), var in arc.items():
+        model.addCons(var <= before(u, v))
+    # every moral edge of a chosen family is covered, child by child
+    for v in range(n):
+        by_pair = {}
+        for j in fam.of_child[v]:
+            family = [v, *np.flatnonzero(fam.members[j]).tolist()]
+            for i, a in enumerate(family):
+                for b in family[i + 1:]:
+                    by_pair.setdefault((min(a, b), max(a, b)), []).append(j)
+        for (a, b), rows in by_pair.items():
+            model.addCons(pyscipopt.quicksum(xs[j] for j in rows) <= arc[a, b] + arc[b, a])
+    for u in range(n):
+        later = [v for v in range(n) if v != u]
+        model.addCons(pyscipopt.quicksum(arc[u, v] for v in later) <= k)
+        for i, a in enumerate(later):
+            for b in later[i + 1:]:
+                model.addCons(arc[u, a] + arc[u, b] - 1 <= arc[a, b] + arc[b, a])
+    return order, arc
+
+
+def _filled_arcs(parents_by_row, fam: _Families, order):
+    """Later-neighbour arcs of the moral graph of the chosen families filled along ``order``."""
+    graph = moral_graph({v: [int(u) for u in np.flatnonzero(fam.members[j])]
+                         for v, j in enumerate(parents_by_row)})
+    graph.add_nodes_from(range(fam.n))
+    position = {v: i for i, v in enumerate(order)}
+    arcs = set()
+    work = graph.copy()
+    for v in order:
+        later = [u for u in work.neighbors(v) if position[u] > position[v]]
+        arcs.update((v, u) for u in later)
+        for i, a in enumerate(later):
+            for b in later[i + 1:]:
+                work.add_edge(a, b)
+        work.remove_node(v)
+    return arcs
+
+
+def _history_handler(pyscipopt, started, history):
+    class History(pyscipopt.Eventhdlr):
+        def eventinit(self):
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexit(self):
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexec(self, event):
+            primal, dual = self.model.getPrimalbound(), self.model.getDualbound()
+            if history and history[-1]["score"] == primal and history[-1]["bound"] == dual:
+                return
+            history.append({"seconds": time.perf_counter() - started, "score": primal,
+                            "bound": dual})
+
+    return History()
+
+
+STATUSES = {"optimal": "optimal", "timelimit": "time_limit", "gaplimit": "gap_limit",
+            "userinterrupt": "interrupted", "nodelimit": "node_limit"}
+
+
+def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.0,
+          start: dict | None = None, gap_limit: float = 0.0, exact_separation: bool = True,
+          verbose: bool = False, threads: int = 1) -> LearnResult:
+    """The optimal network over the candidate sets of ``pss``, by branch and cut.
+
+    Parameters
+    ----------
+    pss : ParentSetScores
+        The candidate parent sets and their scores (a score file works too).
+    k : int, optional
+        Bound the moral graph's tree-width by ``k`` (elimination-order
+        constraints); None leaves it free.
+    time_limit : float
+        Seconds for the solver; on expiry the incumbent comes back with
+        ``status="time_limit"``, the solver's dual bound and the gap.
+    start : dict, optional
+        ``{variable: parents}``, a starting network (acyclic, and of width
+        ``<= k`` when ``k`` is given).  Each family is replaced by the best kept
+        subset of it, which scores at least as well and keeps both properties.
+    gap_limit : float
+        Stop at this relative gap (0: prove the optimum).
+    exact_separation : bool
+        Search fractional points for violated clusters with the sub-IP when the
+        greedy peeling finds none (the LP bound is then the tightest cluster cuts give).
+
+    Returns
+    -------
+    LearnResult
+        ``status`` is ``"optimal"`` (over the kept candidate sets: in-degree
+        ``<= pss.max_parents``) or ``"time_limit"``; ``upper_bound`` the solver's
+        dual bound; ``stats`` holds seconds, nodes, the root bound, cut counts and
+        the ``history`` of incumbent and bound against seconds.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> pss = ParentSetScores(load_sklearn("iris"), max_parents=2)
+    >>> res = solve(pss)
+    >>> res.status, round(res.score - res.upper_bound, 6)
+    ('optimal', 0.0)
+    """
+    pyscipopt = _scip()
+    _check_k(k, pss.n_vars)
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    if not gap_limit >= 0:
+        raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
+    started = time.perf_counter()
+    fam = _Families(pss)
+    n = fam.n
+    model = pyscipopt.Model("bnsl")
+    if not verbose:
+        model.hideOutput()
+    model.setParam("limits/time", float(time_limit))
+    model.setParam("limits/gap", float(gap_limit))
+    model.setParam("parallel/maxnthreads", int(threads))
+    model.setParam("randomization/randomseedshift", 0)
+    xs = [model.addVar(vtype="B", obj=float(s), name=f"x{j}") for j, s in enumerate(fam.score)]
+    for x in xs:
+        model.chgVarBranchPriority(x, 10)
+    for v in range(n):
+        model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
+    _pair_cuts(pyscipopt, model, fam, xs)
+    order_vars = arc = None
+    if k is not None:
+        order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
+    model.setMaximize()
+    tally = {"cluster cuts": 0, "cycle cuts": 0}
+    handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally)
+    deadline_left[0] = started + time_limit
+    model.includeConshdlr(handler, "acyclicity", "cluster constraints", sepapriority=100,
+                          enfopriority=-100, chckpriority=-100, sepafreq=1, propfreq=-1,
+                          eagerfreq=-1, maxprerounds=0, needscons=True)
+    model.addPyCons(model.createCons(handler, "acyclic", initial=False, separate=True,
+                                     enforce=True, check=True, propagate=False))
+    history = []
+    model.includeEventhdlr(_history_handler(pyscipopt, started, history), "history",
+                           "incumbent and bound over time")
+    start_rows = _start_rows(fam, start, pss) if start is not None else None
+    if start_rows is not None:
+        _add_start(model, fam, xs, start_rows, k, order_vars, arc)
+    setup = time.perf_counter() - started
+    model.optimize()
+    status = STATUSES.get(model.getStatus(), model.getStatus())
+    if model.getNSols() == 0:
+        raise InternalError(f"SCIP ended with status {status!r} and no network; "
+                            "the empty graph is always feasible")
+    best = model.getBestSol()
+    rows = [int(max(fam.of_child[v], key=lambda j: model.getSolVal(best, xs[j])))
+            for v in range(n)]
+    parents = {pss.names[v]: tuple(pss.names[u] for u in np.flatnonzero(fam.members[j]))
+               for v, j in enumerate(rows)}
+    if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
+        raise InternalError("the integer programme returned a cyclic graph")
+    score = float(fam.score[rows].sum())
+    bound = max(float(model.getDualbound()), score)
+    order = width = None
+    if k is not None:
+        first = {(u, v): model.getSolVal(best, var) > 0.5 for (u, v), var in order_vars.items()}
+        order = sorted(range(n), key=lambda v: sum(first[u, v] if u < v else not first[v, u]
+                                                   for u in range(n) if u != v))
+        moral = moral_graph({v: list(ps) for v, ps in parents.items()})
+        moral.add_nodes_from(pss.names)
+        order = [pss.names[v] for v in order]
+        width = elimination_width(moral, order)
+        if width > k:
+            raise InternalError(f"the solver's elimination order has width {width} > k = {k}")
+    stats = {"seconds": time.perf_counter() - started, "setup_seconds": setup,
+             "nodes": model.getNNodes(), "root_bound": model.getDualboundRoot(),
+             "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
+             "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
+             "history": history, "start_score": (float(fam.score[start_rows].sum())
+                                                 if start_rows is not None else None), **tally}
+    if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
+        stats["root_bound"] = bound
+    stats["root_gap"] = _gap(score, stats["root_bound"])
+    return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
+                       stats=stats, parents=parents, elimination_order=order, width=width,
+                       upper_bound=bound, gap=_gap(score, bound))
+
+
+def _gap(score, bound):
+    return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
+
+
+def _check_k(k, n):
+    if k is None:
+        return
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
+        raise InputError(f"the tree-width bound must be an integer k >= 1, got k={k!r}")
+
+
+def _pair_cuts(pyscipopt, model, fam: _Families, xs):
+    """The cluster constraints of all pairs, up front: no 2-cycles (GOBNILP does the same)."""
+    pairs = {}
+    for j in np.flatnonzero(fam.members.any(axis=1)):
+        v = int(fam.child[j])
+        for u in np.flatnonzero(fam.members[j]):
+            pairs.setdefault((min(u, v), max(u, v)), {}).setdefault(v, []).append(j)
+    for (a, b), by_child in pairs.items():
+        if len(by_child) == 2:
+            model.addCons(pyscipopt.quicksum(xs[j] for rows in by_child.values() for j in rows)
+                          <= 1, name=f"pair{a}_{b}")
+
+
+def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):
+    index = {name: i for i, name in enumerate(pss.names)}
+    unknown = sorted({u for v, ps in start.items() for u in [v, *ps]} - set(index))
+    if unknown:
+        raise InputError(f"the start names variables that are not in the data: {unknown}")
+    rows = []
+    for v, name in enumerate(pss.names):
+        allowed = np.zeros(fam.n, dtype=bool)
+        allowed[[index[u] for u in start.get(name, ())]] = True
+        rows.append(fam.best_inside(v, allowed))
+    parents = {v: [int(u) for u in np.flatnonzero(fam.members[j])] for v, j in enumerate(rows)}
+    if find_cycle(parents) is not None:
+        raise InputError("the start has a directed cycle")
+    return np.array(rows)
+
+
+def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
+    sol = model.createSol()
+    chosen = set(rows.tolist())
+    for j, x in enumerate(xs):
+        model.setSolVal(sol, x, 1.0 if j in chosen else 0.0)
+    if k is not None:
+        graph = moral_graph({v: [int(u) for u in np.flatnonzero(fam.members[j])]
+                             for v, j in enumerate(rows)})
+        graph.add_nodes_from(range(fam.n))
+        width, order = treewidth_upper_bound(graph)
+        if width > k:
+            raise InputError(f"the start's tree-width bound found is {width}, over k = {k}")
+        position = {v: i for i, v in enumerate(order)}
+        arcs = _filled_arcs(rows, fam, order)
+        for (u, v), var in arc.items():
+            model.setSolVal(sol, var, 1.0 if (u, v) in arcs else 0.0)
+        for (u, v), var in order_vars.items():
+            model.setSolVal(sol, var, 1.0 if position[u] < position[v] else 0.0)
+    if not model.addSol(sol):
+        raise InternalError("the start was refused by the solver as infeasible")
+
+
+def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
+          max_parents: int | None = None, k: int | None = None, time_limit: float = 60.0,
+          start="auto", gap_limit: float = 0.0, verbose: bool = False) -> LearnResult:
+    """The optimal network from data, proved by integer programming (SCIP).
+
+    Scores the candidate parent sets of in-degree ``<= max_parents``
+    (:class:`~twlib.scores.ParentSetScores`, pruned by proved rules only) and
+    solves :func:`solve`.  With ``k``, the optimum of tree-width ``<= k``;
+    ``max_parents`` then defaults to ``k`` (a width-``k`` network has no more
+    parents per variable), else to 3.  ``status="optimal"`` means optimal over
+    in-degree ``<= max_parents``, which ``stats["in_degree_limit"]`` names.
+
+    ``start="auto"`` gives the solver a first incumbent: for ``k``, a short run
+    of :func:`twlib.learn.bounded.learn`; without ``k``, order-based greedy
+    search.  ``None`` gives none; a dict ``{variable: parents}`` gives that one.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("wine"), k=2, time_limit=60)
+    >>> res.status, res.width <= 2
+    ('optimal', True)
+    """
+    data = as_dataset(data)
+    _check_k(k, data.n_vars)
+    if max_parents is None:
+        max_parents = 3 if k is None else k
+    if isinstance(max_parents, bool) or not isinstance(max_parents, (int, np.integer)) \
+            or max_parents < 0:
+        raise InputError(f"max_parents must be an integer >= 0, got {max_parents!r}")
+    if k is not None and k >= data.n_vars:
+        k = None if max_parents < data.n_vars else k     # a bound of n - 1 or more binds nothing
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    started = time.perf_counter()
+    limit = max_parents if k is None else min(max_parents, k)
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit)
+    scoring = time.perf_counter() - started
+    if isinstance(start, str):
+        if start != "auto":
+            raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
+        start = _auto_start(data, pss, k, score, ess, time_limit)
+    left = max(time_limit - (time.perf_counter() - started), 1.0)
+    res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit, verbose=verbose)
+    res.stats["scoring_seconds"] = scoring
+    res.stats["seconds"] = time.perf_counter() - started
+    return res
+
+
+def _auto_start(data, pss, k, score, ess, time_limit):
+    from . import bounded, greedy
+    if k is None:
+        return greedy.order_search(pss, "fas", restarts=5, random_state=0).parents
+    if score == "bdeu" or k >= data.n_vars - 1:
+        return None
+    budget = min(10.0, 0.1 * time_limit)
+    return bounded.learn(data, k, score=score, ess=ess, time_limit=budget, random_state=0,
+                         window=0).parents
