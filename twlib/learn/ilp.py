@@ -472,15 +472,14 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     history = []
     model.includeEventhdlr(_history_handler(pyscipopt, started, history), "history",
                            "incumbent and bound over time")
-    start_rows = _start_rows(fam, start, pss) if start is not None else None
-    if start_rows is not None:
-        _add_start(model, fam, xs, start_rows, k, order_vars, arc)
+    # without a start, the empty graph: a time limit always leaves an incumbent
+    start_rows = _start_rows(fam, {} if start is None else start, pss)
+    _add_start(model, fam, xs, start_rows, k, order_vars, arc)
     setup = time.perf_counter() - started
     model.optimize()
     status = STATUSES.get(model.getStatus(), model.getStatus())
     if model.getNSols() == 0:
-        raise InternalError(f"SCIP ended with status {status!r} and no network; "
-                            "the empty graph is always feasible")
+        raise InternalError(f"SCIP ended with status {status!r} and lost the start")
     best = model.getBestSol()
     rows = [int(max(fam.of_child[v], key=lambda j: model.getSolVal(best, xs[j])))
             for v in range(n)]
@@ -505,8 +504,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
              "nodes": model.getNNodes(), "root_bound": model.getDualboundRoot(),
              "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
              "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
-             "history": history, "start_score": (float(fam.score[start_rows].sum())
-                                                 if start_rows is not None else None), **tally}
+             "history": history, "start_score": float(fam.score[start_rows].sum()), **tally}
     if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
         stats["root_bound"] = bound
     stats["root_gap"] = _gap(score, stats["root_bound"])
@@ -631,5 +629,5 @@ def _auto_start(data, pss, k, score, ess, time_limit):
     if score == "bdeu" or k >= data.n_vars - 1:
         return None
     budget = min(10.0, 0.1 * time_limit)
-    return bounded.learn(data, k, score=score, ess=ess, time_limit=budget, random_state=0,
-                         window=0).parents
+    return bounded.learn(data, k, score=score, ess=ess, time_limit=budget,
+                         random_state=0).parents
