@@ -45,7 +45,8 @@ import pandas as pd
 
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError, TwlibError
-from ..graphs import elimination_width, find_cycle, moral_graph, treewidth_upper_bound
+from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
+                      treewidth_upper_bound)
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
@@ -354,24 +355,6 @@ def _treewidth_constraints(pyscipopt, model, fam: _Families, xs, k: int):
     return order, arc
 
 
-def _filled_arcs(parents_by_row, fam: _Families, order):
-    """Later-neighbour arcs of the moral graph of the chosen families filled along ``order``."""
-    graph = moral_graph({v: [int(u) for u in np.flatnonzero(fam.members[j])]
-                         for v, j in enumerate(parents_by_row)})
-    graph.add_nodes_from(range(fam.n))
-    position = {v: i for i, v in enumerate(order)}
-    arcs = set()
-    work = graph.copy()
-    for v in order:
-        later = [u for u in work.neighbors(v) if position[u] > position[v]]
-        arcs.update((v, u) for u in later)
-        for i, a in enumerate(later):
-            for b in later[i + 1:]:
-                work.add_edge(a, b)
-        work.remove_node(v)
-    return arcs
-
-
 def _history_handler(pyscipopt, started, history):
     class History(pyscipopt.Eventhdlr):
         def eventinit(self):
@@ -566,9 +549,10 @@ def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
         if width > k:
             raise InputError(f"the start's tree-width bound found is {width}, over k = {k}")
         position = {v: i for i, v in enumerate(order)}
-        arcs = _filled_arcs(rows, fam, order)
+        filled = induced_graph(graph, order)
         for (u, v), var in arc.items():
-            model.setSolVal(sol, var, 1.0 if (u, v) in arcs else 0.0)
+            later = filled.has_edge(u, v) and position[u] < position[v]
+            model.setSolVal(sol, var, 1.0 if later else 0.0)
         for (u, v), var in order_vars.items():
             model.setSolVal(sol, var, 1.0 if position[u] < position[v] else 0.0)
     if not model.addSol(sol):
