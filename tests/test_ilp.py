@@ -43,6 +43,59 @@ def test_same_optimum_as_the_order_graph(seed, n_vars, score):
         [(u, v) for v, ps in res.parents.items() for u in ps]))
 
 
+def _random_lp_point(seed, n, per_child=4):
+    """Random families (child, parent row) with values summing to 1 per child."""
+    rng = np.random.default_rng(seed)
+    child = np.repeat(np.arange(n), per_child)
+    members = rng.random((n * per_child, n)) < 0.35
+    members[np.arange(n * per_child), child] = False
+    members[::per_child] = False                       # every child keeps the empty set
+    values = rng.dirichlet(np.full(per_child, 0.3), size=n).ravel()
+    return child, members, values
+
+
+def _all_violations(child, members, values, n):
+    from itertools import combinations
+    out = {}
+    for size in range(2, n + 1):
+        for combo in combinations(range(n), size):
+            cluster = np.zeros(n, dtype=bool)
+            cluster[list(combo)] = True
+            out[combo] = ilp.cluster_violation(cluster, child, members, values)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(2, 7))
+def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
+    child, members, values = _random_lp_point(seed, n)
+    brute = _all_violations(child, members, values, n)
+    found = ilp.violated_clusters(child, members, values, n, exact=True)
+    for violation, cluster in found:
+        true = brute[tuple(np.flatnonzero(cluster))]
+        assert violation == pytest.approx(true, abs=1e-5) and true > 0
+    if max(brute.values()) > 1e-4:
+        assert found, "the exact separation missed a violated cluster"
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(2, 8))
+def test_sink_heuristic_gives_an_acyclic_network_best_for_its_order(seed, n):
+    data = _random_data(seed, n)
+    pss = ParentSetScores(data, max_parents=2)
+    fam = ilp._Families(pss)
+    values = np.random.default_rng(seed).random(len(fam.score))
+    order = ilp._sink_order(fam.child, fam.members, fam.score, values, fam.n)
+    assert sorted(order.tolist()) == list(range(n))
+    rows = ilp._best_rows_for_order(fam, order)
+    position = {int(v): i for i, v in enumerate(order)}
+    for v, j in enumerate(rows):
+        assert all(position[int(u)] < position[v] for u in np.flatnonzero(fam.members[j]))
+        fits = [i for i in fam.of_child[v]
+                if all(position[int(u)] < position[v] for u in np.flatnonzero(fam.members[i]))]
+        assert fam.score[j] == max(fam.score[fits])
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 2))
 def test_bounded_optimum_matches_brute_force_and_beats_the_heuristic(seed, k):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from twlib import Dataset
-from twlib import scores
+from twlib import datasets, scores
 from twlib.scores import (FamilyScorer, ParentSetScores, local_score, max_parents_bound,
                           network_score)
 
@@ -101,6 +101,32 @@ def test_every_pruning_rule_keeps_the_optimum(score, seed):
     assert len(ParentSetScores(ds, score=score, max_parents=4)) < len(full)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 100_000), ess=st.sampled_from([0.1, 1.0, 10.0]))
+def test_bdeu_bound_holds_for_every_superset(seed, ess):
+    """de Campos & Ji: BDeu(X | T) <= -|J+(S)| log r for every superset T of S."""
+    from itertools import combinations
+    ds = random_dataset(seed, n_vars=5, n_rows=40, max_arity=3)
+    child, others = 0, range(1, 5)
+    frame = ds.to_pandas()
+    for size in range(4):
+        for small in combinations(others, size):
+            seen = len(frame.iloc[:, list(small)].drop_duplicates()) if small else 1
+            bound = -seen * math.log(ds.arities[child])
+            for extra in range(4 - size + 1):
+                for more in combinations(sorted(set(others) - set(small)), extra):
+                    names = [ds.names[u] for u in (*small, *more)]
+                    assert local_score(ds, ds.names[child], names, "bdeu", ess) <= bound + 1e-9
+
+
+def test_bdeu_bound_skips_sets_without_scoring_them():
+    ds = datasets.load_table("zoo")
+    plain = ParentSetScores(ds, score="bdeu", max_parents=3, prune=["subset"])
+    bounded = ParentSetScores(ds, score="bdeu", max_parents=3)
+    assert bounded.stats["scored"] < plain.stats["scored"]
+    assert bounded.stats["pruned_bound"] > 0
+
+
 def test_parent_set_scores_equal_local_scores_and_best_queries():
     ds = random_dataset(11, n_vars=5, n_rows=200)
     pss = ParentSetScores(ds, score="bdeu", max_parents=3, prune=False)
@@ -150,3 +176,14 @@ def test_bad_score_arguments():
         local_score(ds, "v0", ["v0"])
     with pytest.raises(ValueError, match="unknown pruning"):
         ParentSetScores(ds, prune=["magic"])
+
+
+def test_parent_set_scores_on_an_executor_equal_the_serial_run():
+    from concurrent.futures import ThreadPoolExecutor
+    ds = datasets.load_table("zoo")
+    serial = ParentSetScores(ds, score="bdeu", max_parents=2)
+    with ThreadPoolExecutor(2) as ex:
+        spread = ParentSetScores(ds, score="bdeu", max_parents=2, executor=ex)
+    assert serial.stats == spread.stats
+    for v in ds.names:
+        assert serial.sets(v) == spread.sets(v)

@@ -186,6 +186,30 @@ def _scores_by_parent_set(values_t, arities, parent_sets, todo, kind, ess, max_d
 
 
 @nb.njit(parallel=True, cache=True)
+def _observed_configurations(values_t, arities, parent_sets, rows):
+    """For each parent set ``parent_sets[t]`` with ``rows[t]``: how many of its
+    joint states occur in the data (de Campos & Ji's ``|J+|``); 0 elsewhere."""
+    m = parent_sets.shape[0]
+    n = values_t.shape[1]
+    out = np.zeros(m, dtype=np.int64)
+    for t in nb.prange(m):
+        if not rows[t]:
+            continue
+        keys = np.zeros(n, dtype=np.int64)
+        for j in range(parent_sets.shape[1]):
+            p = parent_sets[t, j]
+            for i in range(n):
+                keys[i] = keys[i] * arities[p] + values_t[p, i]
+        keys.sort()
+        count = 1 if n > 0 else 0
+        for i in range(1, n):
+            if keys[i] != keys[i - 1]:
+                count += 1
+        out[t] = count
+    return out
+
+
+@nb.njit(parallel=True, cache=True)
 def _scores_with_each_added(values_t, arities, child, parents, extra, kind, ess, max_dense):
     """Scores of ``child`` given ``parents`` plus ``extra[t]``, for every t.
 
@@ -527,6 +551,11 @@ def _score_rows(shared, families):
             for child, parents in families]
 
 
+def _score_block(shared, combos, todo):
+    values_t, arities, kind, ess, max_dense = shared
+    return _scores_by_parent_set(values_t, arities, combos, todo, kind, ess, max_dense)
+
+
 def max_parents_bound(n_rows: int) -> int:
     """Wu's Theorem 3 (after Tian 2000): under MDL/BIC an optimal network gives
     no variable more than ``log2(2N / log2 N)`` parents.
@@ -585,9 +614,13 @@ class ParentSetScores:
     smallest first.  The pruning rules of Wu (2010, ch. 3.3), each switchable:
 
     * ``"size"`` (Theorem 3, BIC only): no set larger than ``log2(2N / log2 N)``;
-    * ``"bound"`` (Theorems 4-5, BIC only): a set whose complexity penalty alone
-      is no better than its best subset's score is skipped *without counting*,
-      and so, implicitly, are its supersets;
+    * ``"bound"``: a set that, with all its supersets, cannot beat its best
+      subset's score is skipped, and so, implicitly, are its supersets.  For
+      BIC (Wu's Theorems 4-5) the complexity penalty alone decides, *without
+      counting*; for BDeu (de Campos & Ji 2011) every joint parent state seen
+      in the data stays a non-empty cell of any superset, and each non-empty
+      cell costs at least ``log r`` (its first row has prior predictive
+      ``1/r``), so ``-|J+| log r`` bounds the set and all its supersets;
     * ``"subset"`` (Theorem 7): a set that does not beat every one of its
       subsets is dropped.
 
@@ -606,6 +639,9 @@ class ParentSetScores:
     prune : bool or iterable of str
         True for every applicable rule, False for none, or a subset of
         ``PRUNING_RULES``.
+    executor : optional
+        Score each level's sets in blocks on this executor's workers (see
+        :mod:`twlib.parallel`); the scores are the same as in this process.
 
     Examples
     --------
@@ -619,7 +655,7 @@ class ParentSetScores:
     """
 
     def __init__(self, data: Dataset, score: str = "bic", ess: float = 1.0,
-                 max_parents: int = 3, prune=True):
+                 max_parents: int = 3, prune=True, executor=None):
         self.kind = _check_score(score, ess)
         if max_parents < 0:
             raise InputError(f"max_parents must be >= 0, got {max_parents}")
@@ -628,7 +664,9 @@ class ParentSetScores:
         if unknown:
             raise InputError(f"unknown pruning rules {sorted(unknown)}; known: {PRUNING_RULES}")
         if score != "bic":
-            rules -= {"size", "bound"}   # both rest on the BIC penalty
+            rules -= {"size"}            # rests on the BIC penalty
+        if score == "ll":
+            rules -= {"bound"}
         self.names = list(data.names)
         self.data = data
         self.score = score
@@ -647,7 +685,7 @@ class ParentSetScores:
         self.stats["pruned_size"] = data.n_vars * sum(math.comb(data.n_vars - 1, s)
                                                       for s in range(limit + 1, requested + 1))
         values_t = data.columns
-        found = self._enumerate(values_t, data.arities, rules)
+        found = self._enumerate(values_t, data.arities, rules, executor)
         self._store([np.concatenate(sets) for sets, _ in found],
                     [np.concatenate(scores) for _, scores in found])
 
@@ -730,7 +768,7 @@ class ParentSetScores:
         self._store(rows, kept_scores)
         return self
 
-    def _enumerate(self, values_t, arities, rules):
+    def _enumerate(self, values_t, arities, rules, executor=None):
         """Score candidate sets level by level (by size) for all children at once.
 
         ``best_sub[t, c]`` is the best score of child ``c`` over the proper subsets
@@ -742,6 +780,7 @@ class ParentSetScores:
         n_vars, n = values_t.shape
         binom = _binomials(n_vars, self.max_parents)
         log_pen = 0.5 * math.log(n) * (arities - 1)
+        log_states = np.log(arities)
         max_dense = dense_limit(n)
         found = [([], []) for _ in range(n_vars)]
         combos = np.zeros((1, 0), dtype=np.int64)
@@ -764,11 +803,20 @@ class ParentSetScores:
                     best_sub = np.maximum(best_sub, np.where(hit[:, None], best_prev[sub], -np.inf))
                     valid &= hit[:, None] & alive_prev[sub]
             todo = valid
-            if "bound" in rules and size > 0:
+            if "bound" in rules and size > 0 and self.kind == _KIND["bic"]:
                 q = np.prod(arities[combos], axis=1)
                 todo = valid & (-(np.outer(q, log_pen)) > best_sub)
-            scores = _scores_by_parent_set(values_t, arities, combos, todo, self.kind,
-                                           self.ess, max_dense)
+            elif "bound" in rules and size > 0:
+                # count |J+| only where even its ceiling min(q, N) could prune
+                q = np.minimum(np.prod(arities[combos].astype(float), axis=1), n)
+                could = valid & (-(np.outer(q, log_states)) <= best_sub)
+                seen = _observed_configurations(values_t, arities, combos, could.any(axis=1))
+                todo = valid & ~(could & (-(np.outer(seen, log_states)) <= best_sub))
+            shared = (values_t, arities, self.kind, self.ess, max_dense)
+            parts = [np.asarray(b, dtype=np.int64)
+                     for b in blocks(range(m), task_count(executor))]
+            scores = np.concatenate(run_tasks(executor, _score_block, shared,
+                                              [(combos[b], todo[b]) for b in parts]))
             self.stats["scored"] += int(todo.sum())
             keep = todo.copy()
             if "subset" in rules:

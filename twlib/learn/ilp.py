@@ -12,10 +12,12 @@ variable whose parents all lie outside ``C``::
 There are exponentially many cluster constraints, so they are added as cutting
 planes by a SCIP constraint handler: an integral solution with a cycle is cut
 off by the cluster of that cycle; a fractional LP solution is searched for
-violated clusters first by a compiled greedy peeling of its strongly connected
-parts, then exactly by a small sub-IP (Bartlett & Cussens 2017, section 5) when
-the peeling finds none.  Acyclicity itself is checked on every candidate
-solution, so the cuts only have to be strong, never complete.
+violated clusters first by a compiled greedy peeling of the strongly connected
+parts of its support (and of its heavier arcs), then, at the root, exactly by a
+small sub-IP (Bartlett & Cussens 2017, section 5) when the peeling finds none.
+Acyclicity itself is checked on every candidate solution, so the cuts only have
+to be strong, never complete.  A primal heuristic (GOBNILP's sink finding)
+turns every node's LP point into an acyclic network.
 
 With ``k`` given, the tree-width of the moral graph is bounded exactly by an
 elimination order (after Parviainen, Farahani & Lagergren 2014): order
@@ -38,10 +40,11 @@ from __future__ import annotations
 import math
 import time
 
-import networkx as nx
 import numba as nb
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError, TwlibError
@@ -128,22 +131,31 @@ def _peel(cluster, child, members, values):
     return best, best_set
 
 
-def _strong_parts(child, members, values, n):
-    """Strongly connected sets (of two or more variables) of the support's arcs."""
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(n))
-    for j in np.flatnonzero(values > _EPS):
-        for u in np.flatnonzero(members[j]):
-            graph.add_edge(int(u), int(child[j]))
-    return [np.isin(np.arange(n), list(part)) for part in nx.strongly_connected_components(graph)
-            if len(part) >= 2]
+_THRESHOLDS = (0.0, 0.3, 0.6)   # arc weights above which strong parts are peeled
 
 
-def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0):
+def _arc_weights(child, members, values, n):
+    """``w[u, v]``: the LP weight of ``v``'s families that have ``u`` as a parent."""
+    weights = np.zeros((n, n))
+    np.add.at(weights.T, child, members * values[:, None])
+    return weights
+
+
+def _strong_parts(weights, threshold):
+    """Strongly connected sets (two or more variables) of the arcs heavier than ``threshold``."""
+    count, label = connected_components(csr_matrix(weights > threshold + _EPS), directed=True,
+                                        connection="strong")
+    sizes = np.bincount(label, minlength=count)
+    return [label == c for c in np.flatnonzero(sizes >= 2)]
+
+
+def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,
+                      max_cuts: int = _MAX_CUTS):
     """Clusters whose constraint the LP point violates, most violated first.
 
-    The greedy peeling of each strongly connected part runs first; the exact
-    sub-IP only when it finds nothing.  Returns ``[(violation, bool row), ...]``.
+    The strong parts of the support (and of its heavier arcs) are peeled
+    greedily first; the exact sub-IP runs only when that finds nothing.
+    Returns ``[(violation, bool row), ...]``, at most ``max_cuts`` of them.
 
     >>> child = np.array([0, 1, 0, 1]); members = np.array([[0, 1], [1, 0], [0, 0], [0, 0]], bool)
     >>> [round(v, 2) for v, _ in violated_clusters(child, members, np.array([.8, .8, .2, .2]), 2)]
@@ -151,15 +163,17 @@ def violated_clusters(child, members, values, n, exact: bool = True, time_limit:
     """
     support = values > _EPS
     child, members, values = child[support], members[support], values[support]
+    weights = _arc_weights(child, members, values, n)
     found = {}
-    for part in _strong_parts(child, members, values, n):
-        violation, cluster = _peel(part, child, members, values)
-        if violation > _EPS:
-            found[cluster.tobytes()] = (violation, cluster)
+    for threshold in _THRESHOLDS:
+        for part in _strong_parts(weights, threshold):
+            violation, cluster = _peel(part, child, members, values)
+            if violation > _EPS:
+                found[cluster.tobytes()] = (violation, cluster)
     if not found and exact:
         for violation, cluster in _subip_clusters(child, members, values, n, time_limit):
             found[cluster.tobytes()] = (violation, cluster)
-    return sorted(found.values(), key=lambda item: -item[0])[:_MAX_CUTS]
+    return sorted(found.values(), key=lambda item: -item[0])[:max_cuts]
 
 
 def _subip_clusters(child, members, values, n, time_limit):
@@ -170,16 +184,15 @@ def _subip_clusters(child, members, values, n, time_limit):
     J[j] - sum I[v]``, and only clusters with a positive one are reported.
     """
     pyscipopt = _scip()
-    keep = members.any(axis=1)
-    child, members, values = child[keep], members[keep], values[keep]
-    if child.size == 0:
+    keep = members.any(axis=1)           # an empty parent set is outside every cluster
+    if not keep.any():
         return []
     sub = pyscipopt.Model("clusters")
     sub.hideOutput()
     sub.setParam("limits/time", max(time_limit, 0.1))
     used = np.unique(np.concatenate([child, np.flatnonzero(members.any(axis=0))]))
     inside = {int(v): sub.addVar(vtype="B", obj=-1.0, name=f"I{v}") for v in used}
-    for j in range(child.size):
+    for j in np.flatnonzero(keep):
         chosen = sub.addVar(vtype="B", obj=float(values[j]), name=f"J{j}")
         sub.addCons(chosen <= inside[int(child[j])])
         sub.addCons(chosen <= pyscipopt.quicksum(inside[int(u)]
@@ -238,6 +251,53 @@ class _Families:
         return int(fits[np.argmax(self.score[fits])])
 
 
+@nb.njit(cache=True)
+def _sink_order(child, members, score, values, n):
+    """An elimination of sinks guided by an LP point (GOBNILP's sink heuristic).
+
+    From the last place to the first, every unplaced variable's most LP-weighted
+    family with all parents still unplaced is looked up; the variable whose such
+    family carries the most weight (ties: the better score) becomes the sink.
+    Returns the order, first to last."""
+    m = child.shape[0]
+    unplaced = np.ones(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    for place in range(n - 1, -1, -1):
+        best_value = np.full(n, -1.0)
+        best_score = np.full(n, -np.inf)
+        for j in range(m):
+            c = child[j]
+            if not unplaced[c]:
+                continue
+            fits = True
+            for u in range(n):
+                if members[j, u] and not unplaced[u]:
+                    fits = False
+                    break
+            if fits and (values[j] > best_value[c] + 1e-9 or (
+                    values[j] > best_value[c] - 1e-9 and score[j] > best_score[c])):
+                best_value[c] = values[j]
+                best_score[c] = score[j]
+        sink = -1
+        for v in range(n):
+            if unplaced[v] and (sink < 0 or best_value[v] > best_value[sink] + 1e-9 or (
+                    best_value[v] > best_value[sink] - 1e-9 and best_score[v] > best_score[sink])):
+                sink = v
+        unplaced[sink] = False
+        order[place] = sink
+    return order
+
+
+def _best_rows_for_order(fam: _Families, order) -> np.ndarray:
+    """Each variable's best kept family whose parents all come before it in ``order``."""
+    before = np.zeros(fam.n, dtype=bool)
+    rows = np.empty(fam.n, dtype=np.int64)
+    for v in order:
+        rows[v] = fam.best_inside(v, before)
+        before[v] = True
+    return rows
+
+
 def _has_cycle(fam: _Families, chosen) -> list | None:
     parents = {v: [] for v in range(fam.n)}
     for j in chosen:
@@ -281,7 +341,8 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             values = self._values()
             left = max(1.0, deadline_left[0] - time.perf_counter())
             found = violated_clusters(fam.child, fam.members, values, fam.n,
-                                      exact=exact_separation, time_limit=min(5.0, left))
+                                      exact=exact_separation and self.model.getDepth() == 0,
+                                      time_limit=min(5.0, left))
             for _, cluster in found:
                 self._cut(cluster, "cluster cuts")
             return {"result": SCIP_RESULT.SEPARATED if found else SCIP_RESULT.DIDNOTFIND}
@@ -381,7 +442,8 @@ STATUSES = {"optimal": "optimal", "timelimit": "time_limit", "gaplimit": "gap_li
 
 def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.0,
           start: dict | None = None, gap_limit: float = 0.0, exact_separation: bool = True,
-          verbose: bool = False, threads: int = 1) -> LearnResult:
+          verbose: bool = False, threads: int = 1, solver_params: dict | None = None
+          ) -> LearnResult:
     """The optimal network over the candidate sets of ``pss``, by branch and cut.
 
     Parameters
@@ -401,8 +463,11 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     gap_limit : float
         Stop at this relative gap (0: prove the optimum).
     exact_separation : bool
-        Search fractional points for violated clusters with the sub-IP when the
-        greedy peeling finds none (the LP bound is then the tightest cluster cuts give).
+        At the root node, search fractional points for violated clusters with
+        the sub-IP when the greedy peeling finds none (the root LP bound is then
+        the tightest cluster cuts give); deeper nodes use the peeling only.
+    solver_params : dict, optional
+        SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
 
     Returns
     -------
@@ -419,7 +484,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     ('optimal', 0.0)
     """
     pyscipopt = _scip()
-    _check_k(k, pss.n_vars)
+    _check_k(k)
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if not gap_limit >= 0:
@@ -452,12 +517,17 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                           eagerfreq=-1, maxprerounds=0, needscons=True)
     model.addPyCons(model.createCons(handler, "acyclic", initial=False, separate=True,
                                      enforce=True, check=True, propagate=False))
+    model.includeHeur(_sink_heuristic(pyscipopt, fam, xs, k, order_vars, arc), "sinks",
+                      "sink elimination guided by the LP", "S", priority=100000, freq=1,
+                      timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
     history = []
     model.includeEventhdlr(_history_handler(pyscipopt, started, history), "history",
                            "incumbent and bound over time")
     # without a start, the empty graph: a time limit always leaves an incumbent
     start_rows = _start_rows(fam, {} if start is None else start, pss)
     _add_start(model, fam, xs, start_rows, k, order_vars, arc)
+    for name, value in (solver_params or {}).items():
+        model.setParam(name, value)
     setup = time.perf_counter() - started
     model.optimize()
     status = STATUSES.get(model.getStatus(), model.getStatus())
@@ -500,7 +570,7 @@ def _gap(score, bound):
     return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
 
 
-def _check_k(k, n):
+def _check_k(k):
     if k is None:
         return
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
@@ -536,8 +606,10 @@ def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):
     return np.array(rows)
 
 
-def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
-    sol = model.createSol()
+def _network_solution(model, fam: _Families, xs, rows, k, order_vars, arc, heuristic=None):
+    """A solver solution choosing the families ``rows`` (with an elimination order
+    found by min-fill when ``k`` is given); None when that order's width exceeds ``k``."""
+    sol = model.createSol(heuristic)
     chosen = set(rows.tolist())
     for j, x in enumerate(xs):
         model.setSolVal(sol, x, 1.0 if j in chosen else 0.0)
@@ -547,7 +619,8 @@ def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
         graph.add_nodes_from(range(fam.n))
         width, order = treewidth_upper_bound(graph)
         if width > k:
-            raise InputError(f"the start's tree-width bound found is {width}, over k = {k}")
+            model.freeSol(sol)
+            return None
         position = {v: i for i, v in enumerate(order)}
         filled = induced_graph(graph, order)
         for (u, v), var in arc.items():
@@ -555,13 +628,41 @@ def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
             model.setSolVal(sol, var, 1.0 if later else 0.0)
         for (u, v), var in order_vars.items():
             model.setSolVal(sol, var, 1.0 if position[u] < position[v] else 0.0)
+    return sol
+
+
+def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
+    sol = _network_solution(model, fam, xs, rows, k, order_vars, arc)
+    if sol is None:
+        raise InputError(f"the start's tree-width (by min-fill) is over k = {k}")
     if not model.addSol(sol):
         raise InternalError("the start was refused by the solver as infeasible")
 
 
+def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
+    """A primal heuristic: sinks eliminated as the LP point suggests, then each
+    variable's best family that fits the order (so the network is acyclic)."""
+    SCIP_RESULT = pyscipopt.SCIP_RESULT
+
+    class Sinks(pyscipopt.Heur):
+        def heurexec(self, heurtiming, nodeinfeasible):
+            values = np.array([self.model.getSolVal(None, x) for x in xs])
+            order = _sink_order(fam.child, fam.members, fam.score, values, fam.n)
+            rows = _best_rows_for_order(fam, order)
+            if fam.score[rows].sum() <= self.model.getPrimalbound() + _EPS:
+                return {"result": SCIP_RESULT.DIDNOTFIND}
+            sol = _network_solution(self.model, fam, xs, rows, k, order_vars, arc, self)
+            if sol is None or not self.model.trySol(sol, printreason=False, free=True):
+                return {"result": SCIP_RESULT.DIDNOTFIND}
+            return {"result": SCIP_RESULT.FOUNDSOL}
+
+    return Sinks()
+
+
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
           max_parents: int | None = None, k: int | None = None, time_limit: float = 60.0,
-          start="auto", gap_limit: float = 0.0, verbose: bool = False) -> LearnResult:
+          start="auto", gap_limit: float = 0.0, verbose: bool = False,
+          executor=None) -> LearnResult:
     """The optimal network from data, proved by integer programming (SCIP).
 
     Scores the candidate parent sets of in-degree ``<= max_parents``
@@ -574,6 +675,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     ``start="auto"`` gives the solver a first incumbent: for ``k``, a short run
     of :func:`twlib.learn.bounded.learn`; without ``k``, order-based greedy
     search.  ``None`` gives none; a dict ``{variable: parents}`` gives that one.
+    ``executor`` scores the candidate sets on its workers (:mod:`twlib.parallel`).
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("wine"), k=2, time_limit=60)
@@ -581,19 +683,19 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     ('optimal', True)
     """
     data = as_dataset(data)
-    _check_k(k, data.n_vars)
+    _check_k(k)
     if max_parents is None:
         max_parents = 3 if k is None else k
     if isinstance(max_parents, bool) or not isinstance(max_parents, (int, np.integer)) \
             or max_parents < 0:
         raise InputError(f"max_parents must be an integer >= 0, got {max_parents!r}")
-    if k is not None and k >= data.n_vars:
-        k = None if max_parents < data.n_vars else k     # a bound of n - 1 or more binds nothing
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     started = time.perf_counter()
     limit = max_parents if k is None else min(max_parents, k)
-    pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit)
+    if k is not None and k >= data.n_vars - 1:
+        k = None            # every graph on n variables has tree-width <= n - 1
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit, executor=executor)
     scoring = time.perf_counter() - started
     if isinstance(start, str):
         if start != "auto":
@@ -610,8 +712,6 @@ def _auto_start(data, pss, k, score, ess, time_limit):
     from . import bounded, greedy
     if k is None:
         return greedy.order_search(pss, "fas", restarts=5, random_state=0).parents
-    if score == "bdeu" or k >= data.n_vars - 1:
-        return None
     budget = min(10.0, 0.1 * time_limit)
     return bounded.learn(data, k, score=score, ess=ess, time_limit=budget,
                          random_state=0).parents
