@@ -200,6 +200,10 @@ def _subip_clusters(child, members, values, n, time_limit):
     sub.addCons(pyscipopt.quicksum(inside.values()) >= 2)
     sub.setMaximize()
     sub.setObjlimit(-1.0 + _EPS)
+    # a small programme solved hundreds of times: set-up costs more than search
+    sub.setPresolve(pyscipopt.SCIP_PARAMSETTING.OFF)
+    sub.setHeuristics(pyscipopt.SCIP_PARAMSETTING.FAST)
+    sub.setSeparating(pyscipopt.SCIP_PARAMSETTING.FAST)
     sub.optimize()
     out = []
     for sol in sub.getSols():
@@ -342,7 +346,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             left = max(1.0, deadline_left[0] - time.perf_counter())
             found = violated_clusters(fam.child, fam.members, values, fam.n,
                                       exact=exact_separation and self.model.getDepth() == 0,
-                                      time_limit=min(5.0, left))
+                                      time_limit=min(5.0, left), max_cuts=_MAX_CUTS)
             for _, cluster in found:
                 self._cut(cluster, "cluster cuts")
             return {"result": SCIP_RESULT.SEPARATED if found else SCIP_RESULT.DIDNOTFIND}
