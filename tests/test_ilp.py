@@ -169,3 +169,13 @@ def test_missing_solver_is_named(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", refuse)
     with pytest.raises(ilp.SolverMissing, match="pyscipopt"):
         ilp.learn(_random_data(0, 3))
+
+
+def test_scoring_on_an_executor_gives_the_same_optimum():
+    from concurrent.futures import ThreadPoolExecutor
+    data = _random_data(3, 6)
+    plain = ilp.learn(data, max_parents=2, start=None)
+    with ThreadPoolExecutor(2) as ex:
+        spread = ilp.learn(data, max_parents=2, start=None, executor=ex)
+    assert spread.status == plain.status == "optimal"
+    assert spread.score == pytest.approx(plain.score) and spread.parents == plain.parents
