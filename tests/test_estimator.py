@@ -112,7 +112,7 @@ def test_array_csv_and_dataset_learn_alike(frame, tmp_path):
 
 
 @pytest.mark.parametrize("method, k", [("ktree", 2), ("chow_liu", 1), ("bounded", 2),
-                                      ("lpacjt", 2), ("order_graph", 2)])
+                                      ("lpacjt", 2), ("order_graph", 2), ("ilp", 2)])
 def test_every_method(frame, method, k):
     model = BoundedTreewidthNetwork(k=k, method=method, time_limit=10, random_state=0)
     model.fit(frame)
@@ -130,7 +130,7 @@ def test_bad_input_is_named(fitted, frame):
         BoundedTreewidthNetwork(method="magic").fit(frame)
     with pytest.raises(InputError, match="Chow-Liu"):
         BoundedTreewidthNetwork(k=2, method="chow_liu").fit(frame)
-    with ThreadPoolExecutor(1) as ex, pytest.raises(InputError, match="'bounded' only"):
+    with ThreadPoolExecutor(1) as ex, pytest.raises(InputError, match="'bounded' and 'ilp'"):
         BoundedTreewidthNetwork(k=2, method="ktree").fit(frame, executor=ex)
     unseen = frame.head(2).copy()
     unseen.loc[:, "lung"] = "maybe"

@@ -1,8 +1,8 @@
 """Command line: ``python -m twlib ...`` or ``twlib ...``.
 
-    twlib learn DATA -k K --out MODEL.bif [--method auto|bounded|ktree|chow_liu|lpacjt|order_graph]
-        [--score bic|bdeu|ll] [--ess E] [--time-limit S] [--seed S] [--progress]
-        [--scheduler local|HOST:PORT]
+    twlib learn DATA -k K --out MODEL.bif
+        [--method auto|bounded|ktree|chow_liu|lpacjt|order_graph|ilp] [--score bic|bdeu|ll]
+        [--ess E] [--time-limit S] [--seed S] [--progress] [--scheduler local|HOST:PORT]
         a network of tree-width <= K from a data file (.csv with a header, or .dat);
         CSV cells that are ?, NA or empty are missing and learned from by structural EM;
         --scheduler runs the parallel parts on a Dask cluster (twlib[scale])

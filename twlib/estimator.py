@@ -10,13 +10,13 @@ from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_labe
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
 from .graphs import moral_graph, treewidth_upper_bound
-from .learn import bounded, chow_liu, em, ktree, order_graph, thin_jt
+from .learn import bounded, chow_liu, em, ilp, ktree, order_graph, thin_jt
 from .network import BayesianNetwork
 
 __all__ = ["BoundedTreewidthNetwork", "METHODS", "MISSING", "IMPUTATIONS"]
 
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
-METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph")
+METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
 #: What ``fit`` does with missing cells (NaN / None).
 MISSING = ("em", "error")
 #: How :meth:`BoundedTreewidthNetwork.impute` fills a cell.
@@ -31,7 +31,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
     ----------
     k : int
         Tree-width bound.
-    method : {"auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph"}
+    method : {"auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp"}
         ``"auto"`` and ``"bounded"``: :func:`twlib.learn.bounded.learn`, the best
         learner of the library; ``"ktree"``: Nie et al.'s k-tree guided search
         (Chapter 3); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``);
@@ -39,7 +39,10 @@ class BoundedTreewidthNetwork(BaseEstimator):
         (Chapter 6, at most 62 variables; its network has the tree's
         distribution); ``"order_graph"``: the exact optimum with at most ``k``
         parents per variable (Chapter 4, about 25 variables at most) -- the one
-        method whose tree-width is measured (``width_``), not bounded.
+        method whose tree-width is measured (``width_``), not bounded;
+        ``"ilp"``: the optimum of tree-width ``<= k`` by integer programming
+        (Chapter 10; proved when ``result_.status == "optimal"``, else the best
+        network found in ``time_limit`` with its gap; tens of variables).
     criterion : {"bic", "bdeu", "ll"}
         The structure score the learner maximises (its ``score=``; the name
         ``score`` is taken by :meth:`score`, as in scikit-learn).
@@ -107,8 +110,9 @@ class BoundedTreewidthNetwork(BaseEstimator):
         where to compute, not a model setting, hence a fit argument."""
         if self.method not in METHODS:
             raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
-        if executor is not None and self.method not in ("auto", "bounded"):
-            raise InputError(f"executor= is used by method 'bounded' only, not {self.method!r}")
+        if executor is not None and self.method not in ("auto", "bounded", "ilp"):
+            raise InputError(f"executor= is used by methods 'bounded' and 'ilp' only, not "
+                             f"{self.method!r}")
         if self.missing not in MISSING:
             raise InputError(f"missing must be one of {MISSING}, got {self.missing!r}")
         data = _incomplete_or_complete(X, self.missing)
@@ -140,8 +144,12 @@ class BoundedTreewidthNetwork(BaseEstimator):
             if self.parameter_ess is None:
                 raise InputError("lpacjt smooths its marginals: parameter_ess must be > 0")
             res = thin_jt.learn(data, self.k, ess=self.parameter_ess, progress=self.progress)
+        elif self.method == "ilp":
+            res = ilp.learn(data, score=self.criterion, ess=self.ess, k=self.k,
+                            time_limit=self.time_limit, executor=executor)
         else:
             res = order_graph.learn(data, score=self.criterion, ess=self.ess, max_parents=self.k)
+        if res.width is None:          # order_graph, or a bound k >= n - 1 that binds nothing
             res.width, res.elimination_order = treewidth_upper_bound(
                 moral_graph(res.network.parent_map()))
         self.result_ = res
