@@ -23,12 +23,12 @@ from twlib.graphs import find_cycle
 from twlib.learn import ilp
 from twlib.scores import ParentSetScores
 
-QUICK = ["zoo", "voting", "insurance"]
-FULL = QUICK + ["alarm", "barley", "hepar2"]
+QUICK = ["zoo", "voting", "child"]
+FULL = ["zoo", "voting", "insurance", "alarm", "barley", "hepar2"]
 
 
 def _load(name):
-    if name in ("insurance", "alarm", "hepar2", "barley", "win95pts"):
+    if name in ("child", "insurance", "alarm", "hepar2", "barley", "win95pts"):
         return datasets.load_network(name).sample(10_000, random_state=0)
     return datasets.load_table(name)
 
@@ -115,8 +115,8 @@ def main(argv=None):
         pd.DataFrame(rows).to_csv(args.save, index=False)
     ratios.sort()
     print(f"HiGHS row generation / SCIP branch and cut: median time ratio "
-          f"{ratios[len(ratios) // 2]:.1f}x over {len(ratios)} data sets "
-          f"(HiGHS capped at {args.time_limit:.0f} s)")
+          f"{ratios[len(ratios) // 2]:.1f}x, largest {ratios[-1]:.1f}x over {len(ratios)} "
+          f"data sets (HiGHS capped at {args.time_limit:.0f} s)")
 
 
 if __name__ == "__main__":
