@@ -90,6 +90,15 @@ def cluster_violation(cluster, child, members, values) -> float:
 
 
 @nb.njit(cache=True)
+def _meets(members, j, mask):
+    """Whether family ``j`` has a parent in ``mask``."""
+    for u in range(mask.shape[0]):
+        if members[j, u] and mask[u]:
+            return True
+    return False
+
+
+@nb.njit(cache=True)
 def _peel(cluster, child, members, values):
     """Greedy peeling: from ``cluster`` remove, one at a time, the member whose
     families with no parent inside carry the most weight, keeping the most
@@ -109,12 +118,7 @@ def _peel(cluster, child, members, values):
             c = child[j]
             if not inside[c]:
                 continue
-            clear = True
-            for u in range(n):
-                if members[j, u] and inside[u]:
-                    clear = False
-                    break
-            if clear:
+            if not _meets(members, j, inside):
                 free[c] += values[j]
         total = 0.0
         worst = -1
@@ -264,30 +268,25 @@ def _sink_order(child, members, score, values, n):
     family carries the most weight (ties: the better score) becomes the sink.
     Returns the order, first to last."""
     m = child.shape[0]
-    unplaced = np.ones(n, dtype=np.bool_)
+    placed = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     for place in range(n - 1, -1, -1):
         best_value = np.full(n, -1.0)
         best_score = np.full(n, -np.inf)
         for j in range(m):
             c = child[j]
-            if not unplaced[c]:
+            if placed[c]:
                 continue
-            fits = True
-            for u in range(n):
-                if members[j, u] and not unplaced[u]:
-                    fits = False
-                    break
-            if fits and (values[j] > best_value[c] + 1e-9 or (
+            if not _meets(members, j, placed) and (values[j] > best_value[c] + 1e-9 or (
                     values[j] > best_value[c] - 1e-9 and score[j] > best_score[c])):
                 best_value[c] = values[j]
                 best_score[c] = score[j]
         sink = -1
         for v in range(n):
-            if unplaced[v] and (sink < 0 or best_value[v] > best_value[sink] + 1e-9 or (
+            if not placed[v] and (sink < 0 or best_value[v] > best_value[sink] + 1e-9 or (
                     best_value[v] > best_value[sink] - 1e-9 and best_score[v] > best_score[sink])):
                 sink = v
-        unplaced[sink] = False
+        placed[sink] = True
         order[place] = sink
     return order
 
