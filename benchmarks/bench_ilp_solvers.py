@@ -51,7 +51,7 @@ def highs_row_generation(pss: ParentSetScores, time_limit: float):
         h.addRow(1.0, 1.0, len(rows), rows, np.ones(len(rows)))
 
     def add(cluster):
-        rows = np.flatnonzero(cluster[fam.child] & ~(fam.members & cluster).any(axis=1))
+        rows = np.flatnonzero(ilp.cluster_families(cluster, fam.child, fam.members))
         h.addRow(1.0, highspy.kHighsInf, len(rows), rows.astype(np.int32), np.ones(len(rows)))
 
     def separate(values, exact):

@@ -53,7 +53,8 @@ from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
-__all__ = ["learn", "solve", "SolverMissing", "cluster_violation", "violated_clusters"]
+__all__ = ["learn", "solve", "SolverMissing", "cluster_families", "cluster_violation",
+           "violated_clusters"]
 
 _EPS = 1e-6          # a cut must be violated by more than this to be added
 _MAX_CUTS = 20       # cluster cuts per separation round
@@ -73,20 +74,31 @@ def _scip():
 
 
 # ----------------------------------------------------------------- separation
+def cluster_families(cluster, child, members) -> np.ndarray:
+    """The families the cluster constraint of ``cluster`` sums: a member's, with
+    every parent outside the cluster (a bool per family).
+
+    ``child[j]`` and ``members[j]`` (a bool row over the variables) describe family ``j``.
+
+    >>> child = np.array([0, 0, 1]); members = np.array([[0, 1], [0, 0], [1, 0]], bool)
+    >>> cluster_families(np.array([True, True]), child, members).tolist()
+    [False, True, False]
+    """
+    inside = np.asarray(cluster, dtype=bool)
+    return inside[child] & ~(members & inside).any(axis=1)
+
+
 def cluster_violation(cluster, child, members, values) -> float:
     """How far an LP point violates the cluster constraint of ``cluster`` (> 0: violated).
 
-    ``child[j]``, ``members[j]`` (a bool row over the variables) and ``values[j]``
-    describe the point's families: the violation is ``1 - sum x[v, t]`` over the
-    families of cluster members whose parents all lie outside the cluster.
+    ``values[j]`` is the point's weight on family ``j``: the violation is
+    ``1 - sum x[v, t]`` over :func:`cluster_families`.
 
     >>> child = np.array([0, 1]); members = np.array([[0, 1], [1, 0]], bool)
     >>> cluster_violation(np.array([True, True]), child, members, np.ones(2))   # a 2-cycle
     1.0
     """
-    inside = np.asarray(cluster, dtype=bool)
-    outside_parents = ~(members & inside).any(axis=1)
-    return float(1.0 - values[inside[child] & outside_parents].sum())
+    return float(1.0 - values[cluster_families(cluster, child, members)].sum())
 
 
 @nb.njit(cache=True)
@@ -323,8 +335,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             row = self.model.createEmptyRowUnspec(name="cluster", lhs=1.0, rhs=None,
                                                   local=False, removable=True)
             self.model.cacheRowExtensions(row)
-            inside = np.asarray(cluster, dtype=bool)
-            for j in np.flatnonzero(inside[fam.child] & ~(fam.members & inside).any(axis=1)):
+            for j in np.flatnonzero(cluster_families(cluster, fam.child, fam.members)):
                 self.model.addVarToRow(row, self.tx[j], 1.0)
             self.model.flushRowExtensions(row)
             self.model.addCut(row, forcecut=True)
