@@ -256,14 +256,6 @@ class _Families:
             self.members[np.flatnonzero(ok), padded[ok, col]] = True
         self.of_child = [np.flatnonzero(self.child == v) for v in range(n)]
 
-    def index_of(self, v, parents) -> int:
-        """Row of the family ``(v, parents)``; -1 if it was not kept."""
-        target = np.zeros(self.n, dtype=bool)
-        target[list(parents)] = True
-        rows = self.of_child[v]
-        hit = rows[(self.members[rows] == target).all(axis=1)]
-        return int(hit[0]) if hit.size else -1
-
     def best_inside(self, v, allowed) -> int:
         """Row of ``v``'s best kept family with every parent in ``allowed`` (a bool row)."""
         rows = self.of_child[v]
@@ -313,9 +305,15 @@ def _best_rows_for_order(fam: _Families, order) -> np.ndarray:
     return rows
 
 
-def _has_cycle(fam: _Families, chosen) -> list | None:
+def _solution_values(model, xs, sol=None) -> np.ndarray:
+    """The family variables' values in ``sol`` (None: the current LP point)."""
+    return np.array([model.getSolVal(sol, x) for x in xs])
+
+
+def _has_cycle(fam: _Families, values) -> list | None:
+    """A directed cycle of the families an integral point chooses, or None."""
     parents = {v: [] for v in range(fam.n)}
-    for j in chosen:
+    for j in np.flatnonzero(values > 0.5):
         parents[int(fam.child[j])] = [int(u) for u in np.flatnonzero(fam.members[j])]
     return find_cycle(parents)
 
@@ -328,9 +326,6 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
         def consinitsol(self, constraints):
             self.tx = [self.model.getTransformedVar(x) for x in xs]
 
-        def _values(self, sol=None):
-            return np.array([self.model.getSolVal(sol, x) for x in xs])
-
         def _cut(self, cluster, source):
             row = self.model.createEmptyRowUnspec(name="cluster", lhs=1.0, rhs=None,
                                                   local=False, removable=True)
@@ -342,8 +337,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             tally[source] += 1
 
         def _cycle_cut(self, values):
-            chosen = np.flatnonzero(values > 0.5)
-            cycle = _has_cycle(fam, chosen)
+            cycle = _has_cycle(fam, values)
             if cycle is None:
                 return False
             cluster = np.zeros(fam.n, dtype=bool)
@@ -352,7 +346,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             return True
 
         def conssepalp(self, constraints, nusefulconss):
-            values = self._values()
+            values = _solution_values(self.model, xs)
             left = max(1.0, deadline_left[0] - time.perf_counter())
             found = violated_clusters(fam.child, fam.members, values, fam.n,
                                       exact=exact_separation and self.model.getDepth() == 0,
@@ -362,20 +356,18 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             return {"result": SCIP_RESULT.SEPARATED if found else SCIP_RESULT.DIDNOTFIND}
 
         def consenfolp(self, constraints, nusefulconss, solinfeasible):
-            if self._cycle_cut(self._values()):
+            if self._cycle_cut(_solution_values(self.model, xs)):
                 return {"result": SCIP_RESULT.SEPARATED}
             return {"result": SCIP_RESULT.FEASIBLE}
 
         def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
-            chosen = np.flatnonzero(self._values() > 0.5)
-            if _has_cycle(fam, chosen) is None:
+            if _has_cycle(fam, _solution_values(self.model, xs)) is None:
                 return {"result": SCIP_RESULT.FEASIBLE}
             return {"result": SCIP_RESULT.SOLVELP}
 
         def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
                       completely):
-            chosen = np.flatnonzero(self._values(solution) > 0.5)
-            if _has_cycle(fam, chosen) is None:
+            if _has_cycle(fam, _solution_values(self.model, xs, solution)) is None:
                 return {"result": SCIP_RESULT.FEASIBLE}
             return {"result": SCIP_RESULT.INFEASIBLE}
 
@@ -664,7 +656,7 @@ def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
 
     class Sinks(pyscipopt.Heur):
         def heurexec(self, heurtiming, nodeinfeasible):
-            values = np.array([self.model.getSolVal(None, x) for x in xs])
+            values = _solution_values(self.model, xs)
             order = _sink_order(fam.child, fam.members, fam.score, values, fam.n)
             rows = _best_rows_for_order(fam, order)
             if fam.score[rows].sum() <= self.model.getPrimalbound() + _EPS:
