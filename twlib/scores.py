@@ -195,11 +195,7 @@ def _observed_configurations(values_t, arities, parent_sets, rows):
     for t in nb.prange(m):
         if not rows[t]:
             continue
-        keys = np.zeros(n, dtype=np.int64)
-        for j in range(parent_sets.shape[1]):
-            p = parent_sets[t, j]
-            for i in range(n):
-                keys[i] = keys[i] * arities[p] + values_t[p, i]
+        keys, _ = _parent_keys(values_t, arities, parent_sets[t])
         keys.sort()
         count = 1 if n > 0 else 0
         for i in range(1, n):
@@ -782,6 +778,7 @@ class ParentSetScores:
         log_pen = 0.5 * math.log(n) * (arities - 1)
         log_states = np.log(arities)
         max_dense = dense_limit(n)
+        shared = (values_t, arities, self.kind, self.ess, max_dense)
         found = [([], []) for _ in range(n_vars)]
         combos = np.zeros((1, 0), dtype=np.int64)
         prev = None                                    # (sorted ranks, rows, alive, best)
@@ -812,7 +809,6 @@ class ParentSetScores:
                 could = valid & (-(np.outer(q, log_states)) <= best_sub)
                 seen = _observed_configurations(values_t, arities, combos, could.any(axis=1))
                 todo = valid & ~(could & (-(np.outer(seen, log_states)) <= best_sub))
-            shared = (values_t, arities, self.kind, self.ess, max_dense)
             parts = [np.asarray(b, dtype=np.int64)
                      for b in blocks(range(m), task_count(executor))]
             scores = np.concatenate(run_tasks(executor, _score_block, shared,
