@@ -18,10 +18,12 @@ def test_sklearn_sets_load_offline_and_binarise(name, n_vars):
 EXPECTED = {"adult": (30162, 15), "letter": (20000, 17), "zoo": (101, 17), "car": (1728, 7),
             "nursery": (12960, 9), "mushroom": (8124, 22), "wdbc": (569, 31),
             "communities": (1994, 100), "voting": (435, 17), "steel": (1941, 28),
-            "spectf": (267, 45), "nltcs": (16181, 16), "plants": (17412, 69)}
+            "spectf": (267, 45), "nltcs": (16181, 16), "plants": (17412, 69),
+            "nips": (400, 500), "moviereview": (1600, 1001)}
 
 
-@pytest.mark.parametrize("name", sorted(datasets.TABLES) + list(datasets.DENSITY_SETS))
+@pytest.mark.parametrize("name", sorted(datasets.TABLES) + list(datasets.DENSITY_SETS)
+                         + list(datasets.LARGE_DENSITY_SETS))
 def test_every_table_loads(name):
     ds = datasets.load_table(name)
     assert ds.n_rows > 20 and ds.n_vars >= 5
