@@ -16,8 +16,9 @@ from twlib.datasets import load_network
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded import (_filled, _improve_window, _min_fill, _moral_bits, _parent_rows,
-                                 _reaches, _width_along)
+from twlib.learn.bounded.width import (filled_graph, min_fill, moral_bits, parent_rows, reaches,
+                                       width_along)
+from twlib.learn.bounded.windows import improve_window
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
 
@@ -49,21 +50,21 @@ def test_kernels_match_networkx(n, k, seed):
     parents = _random_dag(rng, n, k)
     moral = moral_graph(parents)
     moral.add_nodes_from(range(n))
-    adj = _moral_bits(_parent_rows(parents, k), (n + 63) // 64)
+    adj = moral_bits(parent_rows(parents, k), (n + 63) // 64)
     assert nx.utils.graphs_equal(_bits_to_graph(adj, n), moral)
     order = [int(v) for v in rng.permutation(n)]
     true_width = elimination_width(moral, order)
-    along = _width_along(adj, np.array(order), n)
+    along = width_along(adj, np.array(order), n)
     assert along == true_width
-    early = _width_along(adj, np.array(order), 1)        # stops at the first clique over 1
+    early = width_along(adj, np.array(order), 1)        # stops at the first clique over 1
     assert early == true_width if true_width <= 1 else 1 < early <= true_width
-    fill_order, fill_width = _min_fill(adj, n)
+    fill_order, fill_width = min_fill(adj, n)
     assert sorted(fill_order.tolist()) == list(range(n))
     assert elimination_width(moral, fill_order.tolist()) == fill_width
     g = nx.DiGraph((u, v) for v, ps in parents.items() for u in ps)
     g.add_nodes_from(range(n))
     a, b = (int(x) for x in rng.integers(0, n, 2))
-    assert _reaches(_parent_rows(parents, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
+    assert reaches(parent_rows(parents, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
 
 
 def _min_fill_twin(graph: nx.Graph, k: int):
@@ -96,7 +97,7 @@ def test_min_fill_kernel_equals_its_twin(n, k, seed):
     parents = _random_dag(rng, n, 3)
     moral = moral_graph(parents)
     moral.add_nodes_from(range(n))
-    order, width = _min_fill(_moral_bits(_parent_rows(parents, 3), (n + 63) // 64), k)
+    order, width = min_fill(moral_bits(parent_rows(parents, 3), (n + 63) // 64), k)
     twin_order, twin_width = _min_fill_twin(moral, k)
     assert width == twin_width
     if width <= k:
@@ -105,10 +106,10 @@ def test_min_fill_kernel_equals_its_twin(n, k, seed):
 
 def test_width_check_stops_early_above_k():
     clique = {v: list(range(v)) for v in range(6)}        # moral graph K6: width 5
-    adj = _moral_bits(_parent_rows(clique, 5), 1)
-    assert _width_along(adj, np.arange(6), 5) == 5
-    assert _width_along(adj, np.arange(6), 2) > 2
-    assert _min_fill(adj, 2)[1] == 3                      # k + 1: nothing fits
+    adj = moral_bits(parent_rows(clique, 5), 1)
+    assert width_along(adj, np.arange(6), 5) == 5
+    assert width_along(adj, np.arange(6), 2) > 2
+    assert min_fill(adj, 2)[1] == 3                      # k + 1: nothing fits
 
 
 def _dataset(seed, n, rows, max_arity=3):
@@ -250,16 +251,16 @@ def test_window_keeps_certificate_and_acyclicity(n, k, size, seed):
     parents = {index[v]: sorted(index[p] for p in ps) for v, ps in res.parents.items()}
     order = np.array([index[v] for v in res.elimination_order])
     plist = [tuple(parents[v]) for v in range(n)]
-    new, gain = _improve_window(plist, order, k, scorer, size, rng)
+    new, gain = improve_window(plist, order, k, scorer, size, rng)
     before = sum(scorer(v, plist[v]) for v in range(n))
     after = sum(scorer(v, new[v]) for v in range(n))
     assert gain >= 0 and np.isclose(after, before + gain)
     g = nx.DiGraph((u, v) for v, ps in enumerate(new) for u in ps)
     assert nx.is_directed_acyclic_graph(g)
-    new_adj = _moral_bits(_parent_rows(new, k), 1)
-    hull = _filled(_moral_bits(_parent_rows(parents, k), 1), order)
+    new_adj = moral_bits(parent_rows(new, k), 1)
+    hull = filled_graph(moral_bits(parent_rows(parents, k), 1), order)
     assert np.all(new_adj & ~hull == 0)                  # the moral graph stays inside H
-    assert _width_along(new_adj, order, n) <= k
+    assert width_along(new_adj, order, n) <= k
 
 
 def test_progress_bar_reports_to_stderr(capsys):

@@ -1,0 +1,194 @@
+"""The driver of :func:`learn`: check the input, pick a start, climb under the
+bound with exact windows and restarts, certify and fit the result."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from ...data import Dataset, as_dataset
+from ...errors import InputError, InternalError
+from ...graphs import elimination_width, moral_graph, treewidth_exact
+from ...network import BayesianNetwork
+from ...parallel import worker_count
+from ...scores import FamilyScorer
+from ..result import LearnResult
+from .bounds import upper_bound
+from .search import RunLog, climb_and_polish, iterated_local_search, no_checks, no_tally
+from .starts import DP_MAX_VARS, exact_start, given_start, prune_to_width
+from .state import EPS, SearchState
+
+
+def _check(data: Dataset, k, time_limit, max_iter):
+    n = data.n_vars
+    if n < 2:
+        raise InputError(f"learning a network needs at least two variables, got {n}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < n:
+        raise InputError(f"the tree-width bound must be an integer with 1 <= k < n = {n}, "
+                         f"got k={k!r}")
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    if max_iter is not None and not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise InputError(f"max_iter (hill-climbing restarts) must be an integer >= 1 or None, "
+                         f"got {max_iter!r}")
+
+
+def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
+          parameter_ess: float | None = 1.0, time_limit: float = 60.0,
+          max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
+          random_state=None, progress: bool = False, executor=None,
+          restarts_per_round: int | None = None, start: dict | None = None) -> LearnResult:
+    """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
+
+    Parameters
+    ----------
+    data : Dataset, DataFrame, 2-D array or CSV path
+        See :func:`twlib.data.as_dataset`.
+    k : int
+        The tree-width bound, ``1 <= k < n``.
+    score, ess : the structure score and its BDeu equivalent sample size.
+    parameter_ess : float or None
+        CPTs are posterior means under a BDeu prior of this equivalent sample
+        size (so held-out log-likelihoods stay finite); None gives maximum
+        likelihood.
+    time_limit : float
+        Seconds for the whole search; the best network so far is returned.
+    max_iter : int, optional
+        Hill-climbing runs (the first from the start, the others from the best
+        network perturbed); None means until ``time_limit``.
+    perturbation : float
+        Share of the best network's arcs removed before each restart.
+    window : int
+        Variables per local exact window (0 switches the windows off; at most
+        20): after each hill-climbing run, windows re-optimise their families
+        exactly with the rest fixed (:func:`twlib.learn.bounded.windows.improve_window`).
+    progress : bool
+        A tqdm bar over the time budget.
+    executor : optional
+        Where the parallel parts run (see :mod:`twlib.parallel`): a
+        ``concurrent.futures`` executor or a Dask client.  The first rows of
+        candidate parents are scored in blocks of variables on its workers,
+        and each round of restarts runs one restart per worker.
+    restarts_per_round : int, optional
+        Restarts from the best network per round, the best of them kept
+        (default: one per worker of ``executor``, 1 without).  Each restart
+        draws its own random stream from ``random_state``, so a run with an
+        executor returns the same network as the in-process run with the same
+        ``restarts_per_round``, unless ``time_limit`` cuts one of them short.
+    start : dict, optional
+        ``{variable: [parents]}``, a structure of tree-width at most ``k`` to
+        climb from (structural EM passes its current network) instead of the
+        default start: the exact optimum of in-degree ``k`` on small data, else
+        the empty graph.
+
+    Returns
+    -------
+    LearnResult
+        ``network``, ``score``, ``width`` (``<= k``), ``elimination_order`` (the
+        certificate), ``upper_bound`` (None for BDeu beyond the exact start) and
+        ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
+        the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
+        with ``history`` (best score against seconds), ``phases`` (seconds of the
+        exact start, the candidate rows, the upper bound and the search), the
+        move-check counts and ``families_scored`` (in this process).
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("wine"), k=2, time_limit=5, max_iter=3, random_state=0)
+    >>> res.width <= 2, res.upper_bound >= res.score
+    (True, True)
+    """
+    data = as_dataset(data)
+    scorer = FamilyScorer(data, score=score, ess=ess)
+    _check(data, k, time_limit, max_iter)
+    if parameter_ess is not None and not parameter_ess > 0:
+        raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
+    if not 0 < perturbation <= 1:
+        raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
+    if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
+        raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
+    batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise InputError(f"restarts_per_round must be an integer >= 1 or None, got {batch!r}")
+    log = RunLog(time_limit)
+    rng = np.random.default_rng(random_state)
+    n = data.n_vars
+
+    # 1. The start: the user's network, the exact optimum of in-degree <= k pruned
+    #    to the bound (small problems), or the empty graph.
+    exact = None if start is not None else exact_start(data, k, score, ess, log.deadline)
+    bound = exact[1] if exact else None
+    if start is not None:
+        start, order = given_start(data, start, k)
+    elif exact:
+        log.note("exact optimum, in-degree <= k", exact[1])
+        start, order = prune_to_width(exact[0], k, scorer)
+    else:
+        start, order = {v: () for v in range(n)}, np.arange(n)
+    log.phase_ends("exact start")
+    # 2. Every variable's row of single-parent gains, scored (on the executor).
+    checks = no_checks()
+    state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
+    log.phase_ends("candidate rows")
+    # 3. The proved upper bound, for the gap.
+    if bound is None and score != "bdeu":
+        bound = upper_bound(scorer, k)         # reads the rows just scored
+    log.phase_ends("upper bound")
+    # 4. Hill climbing and exact windows, then restarts from the best network.
+    log.note("start", state.score)
+    start_score = state.score
+    bar = _progress_bar(progress, time_limit)
+    tally = no_tally()
+    state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint)
+    if state.score > start_score + EPS * max(1.0, abs(start_score)):
+        log.note("hill climbing run 1", state.score)
+    best, status, runs, more_tally, more_checks = iterated_local_search(
+        state, log, rng, bound=bound, max_iter=max_iter, batch=batch,
+        perturbation=perturbation, window=window, executor=executor,
+        shared=(data, score, ess, k), bar=bar)
+    for key, value in more_tally.items():
+        tally[key] += value
+    for key, value in more_checks.items():
+        checks[key] += value
+    if bar is not None:
+        bar.close()
+    log.phase_ends("search")
+    return _result(data, best, k, score, parameter_ess, bound, status, log.started,
+                   {"runs": runs, "history": log.history, **tally, "phases": log.phases,
+                    "families_scored": len(scorer), "checks": checks,
+                    "exact_start": exact is not None})
+
+
+def _progress_bar(progress, total):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, unit="s", desc="bounded learning",
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
+
+
+def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
+    parents_idx, order, value = best
+    names = list(data.names)
+    parents = {names[v]: [names[p] for p in ps] for v, ps in enumerate(parents_idx)}
+    moral = moral_graph(parents)
+    moral.add_nodes_from(names)
+    order_names = [names[int(v)] for v in order]
+    width = elimination_width(moral, order_names)
+    if width > k:
+        raise InternalError(f"the certificate order has width {width} > k = {k}")
+    if parameter_ess is None:
+        network = BayesianNetwork.fit(data, parents, estimator="mle", name=f"bounded-{k}")
+    else:
+        network = BayesianNetwork.fit(data, parents, estimator="bdeu", ess=parameter_ess,
+                                      name=f"bounded-{k}")
+    gap = None
+    if bound is not None:
+        gap = (0.0 if status == "optimal"
+               else 100.0 * max(0.0, bound - value) / max(abs(value), 1e-12))
+    stats = dict(stats, score=score, seconds=time.perf_counter() - started, k=k)
+    if data.n_vars <= DP_MAX_VARS:
+        stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
+    return LearnResult(network=network, score=value, status=status, stats=stats,
+                       parents=parents, elimination_order=order_names, width=width,
+                       upper_bound=bound, gap=gap)

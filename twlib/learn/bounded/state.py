@@ -1,0 +1,226 @@
+"""The search state of hill climbing under a width bound, and its climb.
+
+:class:`SearchState` holds a DAG of in-degree at most ``k``, its local scores,
+the gain of every single-arc move and an elimination order of width at most
+``k`` (the certificate).  A move is accepted only when the new moral graph
+still has such an order: first the certificate order is tried, then a fresh
+min-fill order, which becomes the certificate when it fits.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...scores import FamilyScorer
+from .width import min_fill, moral_bits, reaches, width_along
+
+# Gains smaller than this (relative to the score's scale) are treated as ties.
+EPS = 1e-9
+# Fresh min-fill orders tried per hill-climbing round, when the certificate order
+# refuses a move; beyond it such moves wait for the next round.  Refusals cost a
+# whole min-fill run each, which dominates on thousands of variables.
+MIN_FILL_PER_ROUND = 32
+# A round stops at moves gaining less than this share of its first applied move:
+# best-first across variables, without ranking again after every move.
+ROUND_SHARE = 0.5
+# Family-count ceiling for the exact start: above it the candidate table
+
+class SearchState:
+    """A DAG with in-degree <= k, its local scores, the move gains and a width certificate."""
+
+    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks, executor=None):
+        self.scorer, self.k = scorer, k
+        n = scorer.data.n_vars
+        self.n, self.n_words = n, (n + 63) // 64
+        self.pa = np.full((n, k), -1, dtype=np.int64)
+        self.sets = [()] * n                    # parent tuples, sorted: pa's rows
+        self.local = np.empty(n)
+        self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
+        self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
+        self.order = np.asarray(order, dtype=np.int64)
+        self.blocked: set = set()             # moves refused by the width check
+        self.order_refused: set = set()       # moves the certificate order refused
+        self.min_fill_budget = MIN_FILL_PER_ROUND
+        self.undecided = 0
+        self.checks = checks      # shared by the states of one run: counts of width checks
+        scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k], executor)
+        for v in range(n):
+            self._set(v, tuple(sorted(parents[v])))
+
+    def derive(self, parents, order, checks=None) -> "SearchState":
+        """A new state for ``parents``, recomputing only the rows of changed variables;
+        it counts its width checks in ``checks`` (default: this state's counts)."""
+        new = object.__new__(SearchState)
+        new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
+        new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
+        new.add, new.rem = self.add.copy(), self.rem.copy()
+        new.order = np.asarray(order, dtype=np.int64).copy()
+        new.blocked, new.order_refused = set(), set()
+        new.checks = self.checks if checks is None else checks
+        new.min_fill_budget, new.undecided = MIN_FILL_PER_ROUND, 0
+        for v in range(self.n):
+            ps = tuple(sorted(parents[v]))
+            if ps != self.parents_of(v):
+                new._set(v, ps)
+        return new
+
+    @property
+    def score(self) -> float:
+        return float(self.local.sum())
+
+    def parents_of(self, v) -> tuple:
+        return self.sets[v]
+
+    def _set(self, v, ps):
+        """Give ``v`` the parent set ``ps`` and refresh its row of move gains."""
+        self.pa[v] = -1
+        self.pa[v, :len(ps)] = ps
+        self.sets[v] = ps
+        s = self.scorer(v, ps)
+        self.local[v] = s
+        self.add[v] = -np.inf
+        self.rem[v] = -np.inf
+        if len(ps) < self.k:
+            row = self.scorer.growth_row(v, ps)
+            self.add[v] = np.where(np.isnan(row), -np.inf, row - s)
+        for u in ps:
+            self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
+
+    def _fits(self, pa, move):
+        """Whether the DAG with parent rows ``pa`` (``move`` applied) has width <= k; may
+        adopt a new order.  True, False, or None when the certificate order refused
+        it and the round's min-fill budget is spent (undecided: try again later).
+
+        A refusal by the certificate order is remembered until the order changes
+        or an arc disappears: adding arcs only adds fill along a fixed order."""
+        if move not in self.order_refused:
+            self.checks["order"] += 1
+            if width_along(moral_bits(pa, self.n_words), self.order, self.k) <= self.k:
+                return True
+            self.order_refused.add(move)
+        if self.min_fill_budget <= 0:
+            return None
+        self.min_fill_budget -= 1
+        self.checks["min_fill"] += 1
+        order, width = min_fill(moral_bits(pa, self.n_words), self.k)
+        if width <= self.k:
+            self.order = order
+            self.order_refused.clear()
+            return True
+        self.checks["refused"] += 1
+        return False
+
+    def _with(self, changes):
+        pa = self.pa.copy()
+        for v, ps in changes:
+            pa[v] = -1
+            pa[v, :len(ps)] = ps
+        return pa
+
+    def moves(self):
+        """Candidate moves with positive gain, best first: (gain, kind, u, v) for arc u -> v."""
+        found = []
+        for table, kind in ((self.add, 0), (self.rem, 1)):
+            vs, us = np.nonzero(table > EPS)
+            found.append((table[vs, us], np.full(vs.size, kind), us, vs))
+        vs, us = np.nonzero(self.rem > -np.inf)         # existing arcs u -> v
+        gains = self.rem[vs, us] + self.add[us, vs]
+        keep = gains > EPS
+        found.append((gains[keep], np.full(int(keep.sum()), 2), us[keep], vs[keep]))
+        gain = np.concatenate([f[0] for f in found])
+        kind = np.concatenate([f[1] for f in found])
+        u = np.concatenate([f[2] for f in found])
+        v = np.concatenate([f[3] for f in found])
+        order = np.argsort(-gain, kind="stable")
+        return gain[order], kind[order], u[order], v[order]
+
+    def try_move(self, kind, u, v) -> bool:
+        """Apply the move if it keeps the DAG acyclic and the width <= k."""
+        if kind == 1:                                   # removal is always allowed
+            self._set(v, tuple(p for p in self.parents_of(v) if p != u))
+            self.blocked.clear()                        # a smaller graph may fit them now
+            self.order_refused.clear()
+            return True
+        if (kind, u, v) in self.blocked:
+            return False
+        if self.min_fill_budget <= 0 and (kind, u, v) in self.order_refused:
+            self.undecided += 1
+            return False
+        pv = self.parents_of(v)
+        if kind == 0:
+            if reaches(self.pa, v, u, -1, -1):
+                return False
+            changes = [(v, tuple(sorted(pv + (u,))))]
+        else:
+            if reaches(self.pa, u, v, v, u):
+                return False
+            changes = [(v, tuple(p for p in pv if p != u)),
+                       (u, tuple(sorted(self.parents_of(u) + (v,))))]
+        fits = self._fits(self._with(changes), (kind, u, v))
+        if not fits:
+            if fits is None:
+                self.undecided += 1
+            else:
+                self.blocked.add((kind, u, v))
+            return False
+        for w, ps in changes:
+            self._set(w, ps)
+        if kind == 2:
+            self.blocked.clear()
+            self.order_refused.clear()
+        return True
+
+    def climb(self, deadline, on_round=None) -> int:
+        """Hill climbing until no move helps or the deadline passes; ``on_round(state)``
+        is called after every round that changed the network.
+
+        Each round ranks every improving move once and applies them best first,
+        down to ``ROUND_SHARE`` of the first one's gain, skipping a move whose
+        gain an earlier move of the round has changed (its child's, or for a
+        reversal also its parent's, family was touched): the gains of the others
+        are still exact, so one ranking serves many moves.
+        A round spends at most ``MIN_FILL_PER_ROUND`` min-fill runs on moves the
+        certificate order refuses (four times more after a round that applied
+        nothing); the rest wait for a later round, and the climb ends when a
+        round applies nothing and left nothing undecided.
+        A round looks at the best ``depth`` moves only (8 n at first), and looks
+        four times deeper after a round that found nothing there.
+        """
+        steps, depth, budget = 0, 8 * self.n, MIN_FILL_PER_ROUND
+        while time.perf_counter() < deadline:
+            gain, kind, us, vs = self.moves()
+            self.min_fill_budget, self.undecided = budget, 0
+            touched = np.zeros(self.n, dtype=bool)
+            applied = 0
+            floor = 0.0
+            for t in range(min(depth, gain.size)):
+                if gain[t] < floor:
+                    break
+                kd, u, v = int(kind[t]), int(us[t]), int(vs[t])
+                if touched[v] or (kd == 2 and touched[u]):
+                    continue
+                if self.try_move(kd, u, v):
+                    applied += 1
+                    floor = floor or ROUND_SHARE * gain[t]
+                    touched[v] = True
+                    if kd == 2:
+                        touched[u] = True
+                if t % 1024 == 1023 and time.perf_counter() >= deadline:
+                    break
+            steps += applied
+            if applied and on_round is not None:
+                on_round(self)
+            if applied:
+                budget = MIN_FILL_PER_ROUND
+            elif self.undecided:
+                budget *= 4
+            elif depth >= gain.size:
+                break
+            else:
+                depth *= 4
+        return steps
+
+    def snapshot(self):
+        return [self.parents_of(v) for v in range(self.n)], self.order.copy(), self.score
+

@@ -1,0 +1,163 @@
+"""Bitset kernels of the width check: moral graphs, elimination along an order,
+min-fill, and the directed-path test that keeps a move acyclic.
+
+A graph on ``n`` vertices is an ``(n, ceil(n / 64))`` array of ``uint64``
+adjacency words; parent rows are ``(n, k)`` arrays padded with -1.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ...bitsets import alive_neighbours, all_alive, eliminate_vertex, missing_edges, popcount
+
+
+@nb.njit(cache=True)
+def moral_bits(pa, n_words):
+    """Adjacency bitsets of the moral graph of the DAG with parent rows ``pa`` (-1 padded)."""
+    n = pa.shape[0]
+    adj = np.zeros((n, n_words), dtype=np.uint64)
+    one = np.uint64(1)
+    for v in range(n):
+        for a in range(pa.shape[1]):
+            p = pa[v, a]
+            if p < 0:
+                break
+            adj[v, p >> 6] |= one << np.uint64(p & 63)
+            adj[p, v >> 6] |= one << np.uint64(v & 63)
+            for b in range(a + 1, pa.shape[1]):
+                q = pa[v, b]
+                if q < 0:
+                    break
+                adj[p, q >> 6] |= one << np.uint64(q & 63)
+                adj[q, p >> 6] |= one << np.uint64(p & 63)
+    return adj
+
+
+def parent_rows(parents, k):
+    """Parent lists (a sequence, or a dict keyed 0..n-1) as the kernels' rows, -1 padded."""
+    items = parents.items() if isinstance(parents, dict) else enumerate(parents)
+    pa = np.full((len(parents), k), -1, dtype=np.int64)
+    for v, ps in items:
+        pa[v, :len(ps)] = ps
+    return pa
+
+
+@nb.njit(cache=True)
+def filled_graph(adj0, order):
+    """The graph plus the fill-in of eliminating ``order``: a chordal supergraph whose
+    cliques have at most width + 1 vertices."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = all_alive(n, n_words)
+    nbr = np.empty(n, dtype=np.int64)
+    for v in order:
+        eliminate_vertex(adj, v, alive, nbr)
+    return adj
+
+
+@nb.njit(cache=True)
+def width_along(adj0, order, k):
+    """Width of eliminating ``order``; stops at the first clique wider than ``k``."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = all_alive(n, n_words)
+    nbr = np.empty(n, dtype=np.int64)
+    width = 0
+    for v in order:
+        c = eliminate_vertex(adj, v, alive, nbr)
+        if c > width:
+            width = c
+            if width > k:
+                return width
+    return width
+
+
+_NO_WEIGHTS = np.ones(0)
+
+
+@nb.njit(cache=True)
+def _cost(adj, alive, v, k, nbr):
+    """Remaining degree of ``v`` and its fill-in (-1 when the degree exceeds ``k``)."""
+    deg = 0
+    for w in range(adj.shape[1]):
+        deg += popcount(adj[v, w] & alive[w])
+    if deg > k:
+        return deg, -1
+    alive_neighbours(adj, alive, v, nbr)
+    return deg, int(missing_edges(adj, nbr, deg, _NO_WEIGHTS, False))
+
+
+@nb.njit(cache=True)
+def min_fill(adj0, k):
+    """A min-fill order (ties: smaller degree, then index) and its width, or width k+1
+    as soon as every remaining vertex has more than ``k`` neighbours left.
+
+    Costs are kept per vertex and refreshed only around each eliminated vertex
+    (its neighbours and theirs), the only places where degree or fill change."""
+    n, n_words = adj0.shape
+    adj = adj0.copy()
+    alive = all_alive(n, n_words)
+    done = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    nbr = np.empty(n, dtype=np.int64)
+    elim = np.empty(n, dtype=np.int64)
+    around = np.empty(n + 1, dtype=np.int64)
+    deg = np.empty(n, dtype=np.int64)
+    fill = np.empty(n, dtype=np.int64)
+    stamp = np.full(n, -1, dtype=np.int64)
+    for v in range(n):
+        deg[v], fill[v] = _cost(adj, alive, v, k, nbr)
+    width = 0
+    for step in range(n):
+        best = -1
+        for v in range(n):
+            if done[v] or fill[v] < 0:
+                continue
+            if best < 0 or fill[v] < fill[best] or (fill[v] == fill[best] and deg[v] < deg[best]):
+                best = v
+        if best < 0:
+            return order, k + 1
+        c = eliminate_vertex(adj, best, alive, elim)
+        width = max(width, c)
+        done[best] = True
+        order[step] = best
+        for i in range(c):
+            u = elim[i]
+            around[0] = u
+            m = 1 + alive_neighbours(adj, alive, u, around[1:])
+            for j in range(m):
+                y = around[j]
+                if stamp[y] != step:
+                    stamp[y] = step
+                    deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
+    return order, width
+
+
+@nb.njit(cache=True)
+def reaches(pa, source, target, skip_child, skip_parent):
+    """Whether a directed path ``source -> ... -> target`` exists, ignoring the one arc
+    ``skip_parent -> skip_child`` (pass -1 to ignore none).  Walks parents from target."""
+    n = pa.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    stack[0] = target
+    top = 1
+    seen[target] = True
+    while top:
+        top -= 1
+        v = stack[top]
+        for a in range(pa.shape[1]):
+            p = pa[v, a]
+            if p < 0:
+                break
+            if v == skip_child and p == skip_parent:
+                continue
+            if p == source:
+                return True
+            if not seen[p]:
+                seen[p] = True
+                stack[top] = p
+                top += 1
+    return False
+
