@@ -16,8 +16,8 @@ from twlib.datasets import load_network
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded.width import (filled_graph, min_fill, moral_bits, parent_rows, reaches,
-                                       width_along)
+from twlib.learn.bounded.width import (filled_graph, min_fill, min_fill_after, moral_bits,
+                                       parent_rows, reaches, width_along)
 from twlib.learn.bounded.windows import improve_window
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
@@ -67,10 +67,19 @@ def test_kernels_match_networkx(n, k, seed):
     assert reaches(parent_rows(parents, k), a, b, -1, -1) == (a != b and nx.has_path(g, a, b))
 
 
-def _min_fill_twin(graph: nx.Graph, k: int):
-    """Plain min-fill with the kernel's tie rules: least fill, then least degree, then index."""
+def _min_fill_twin(graph: nx.Graph, k: int, prefix=()):
+    """Plain min-fill with the kernel's tie rules: least fill, then least degree, then index;
+    after eliminating ``prefix`` as it stands."""
     g = graph.copy()
     order, width = [], 0
+    for v in prefix:
+        nb_ = list(g[v])
+        g.add_edges_from((a, b) for i, a in enumerate(nb_) for b in nb_[i + 1:])
+        g.remove_node(v)
+        order.append(v)
+        width = max(width, len(nb_))
+        if width > k:
+            return order, width
     while g.number_of_nodes():
         costs = []
         for v in sorted(g.nodes):
@@ -102,6 +111,56 @@ def test_min_fill_kernel_equals_its_twin(n, k, seed):
     assert width == twin_width
     if width <= k:
         assert order.tolist() == twin_order
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 70), st.integers(1, 5), st.integers(0, 2**31), st.data())
+def test_min_fill_after_a_kept_prefix_equals_its_twin(n, k, seed, draw):
+    rng = np.random.default_rng(seed)
+    parents = _random_dag(rng, n, 3)
+    moral = moral_graph(parents)
+    moral.add_nodes_from(range(n))
+    certificate = rng.permutation(n)
+    start = draw.draw(st.integers(0, n))
+    order, width = min_fill_after(moral_bits(parent_rows(parents, 3), (n + 63) // 64),
+                                  certificate, start, k)
+    twin_order, twin_width = _min_fill_twin(moral, k, certificate[:start].tolist())
+    assert (width <= k) == (twin_width <= k)
+    if width <= k:
+        assert width == twin_width == elimination_width(moral, order.tolist())
+        assert order.tolist() == twin_order
+        assert order[:start].tolist() == certificate[:start].tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(4, 40), st.integers(1, 4), st.integers(0, 2**31))
+def test_a_move_leaves_the_prefix_before_its_vertices_unchanged(n, k, seed):
+    """The incremental check's premise: changing edges among vertices placed at
+    ``start`` or later leaves every clique of the prefix as it was."""
+    rng = np.random.default_rng(seed)
+    parents = _random_dag(rng, n, k)
+    moral = moral_graph(parents)
+    moral.add_nodes_from(range(n))
+    order = [int(v) for v in rng.permutation(n)]
+    start = int(rng.integers(0, n - 1))
+    late = order[start:]
+    changed = moral.copy()
+    for _ in range(3):
+        a, b = rng.choice(late, 2, replace=False)
+        if changed.has_edge(a, b):
+            changed.remove_edge(a, b)
+        else:
+            changed.add_edge(a, b)
+
+    def cliques(g):
+        g, out = g.copy(), []
+        for v in order[:start]:
+            out.append(sorted(g[v]))
+            nb_ = list(g[v])
+            g.add_edges_from((x, y) for i, x in enumerate(nb_) for y in nb_[i + 1:])
+            g.remove_node(v)
+        return out
+    assert cliques(moral) == cliques(changed)
 
 
 def test_width_check_stops_early_above_k():

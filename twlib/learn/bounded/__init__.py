@@ -8,8 +8,10 @@ Where hc-ET maintains an elimination tree, the check here is two-staged:
 
 1. the moral graph is eliminated along the *current* certificate order, which
    costs ``O(n k w)`` word operations with ``w = ceil(n / 64)`` bitset words;
-2. only if that order is too wide is a fresh min-fill order tried, and when it
-   fits, it becomes the new certificate.
+2. only if that order is too wide is a new order tried: the certificate's
+   prefix up to the first vertex the move touches (those vertices meet the same
+   neighbours as before, so their cliques are unchanged), then min-fill on the
+   rest; when it fits, it becomes the new certificate.
 
 Both stages are sufficient conditions (a returned width is always a true
 width of the returned order), so the result is certified exactly as hc-ET's.

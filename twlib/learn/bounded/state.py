@@ -3,8 +3,9 @@
 :class:`SearchState` holds a DAG of in-degree at most ``k``, its local scores,
 the gain of every single-arc move and an elimination order of width at most
 ``k`` (the certificate).  A move is accepted only when the new moral graph
-still has such an order: first the certificate order is tried, then a fresh
-min-fill order, which becomes the certificate when it fits.
+still has such an order: first the certificate order is tried, then the
+certificate's prefix up to the first vertex the move touches followed by a
+min-fill order of the rest, which becomes the certificate when it fits.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 import numpy as np
 
 from ...scores import FamilyScorer
-from .width import min_fill, moral_bits, reaches, width_along
+from .width import min_fill_after, moral_bits, reaches, width_along
 
 # Gains smaller than this (relative to the score's scale) are treated as ties.
 EPS = 1e-9
@@ -39,7 +40,7 @@ class SearchState:
         self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
         self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
         self.order = np.asarray(order, dtype=np.int64)
-        self.blocked: set = set()             # moves refused by the width check
+        self.blocked: dict = {}     # moves refused by the width check: the vertices they touch
         self.order_refused: set = set()       # moves the certificate order refused
         self.min_fill_budget = MIN_FILL_PER_ROUND
         self.undecided = 0
@@ -56,13 +57,13 @@ class SearchState:
         new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
         new.add, new.rem = self.add.copy(), self.rem.copy()
         new.order = np.asarray(order, dtype=np.int64).copy()
-        new.blocked, new.order_refused = set(), set()
+        new.blocked, new.order_refused = dict(self.blocked), set()
         new.checks = self.checks if checks is None else checks
         new.min_fill_budget, new.undecided = MIN_FILL_PER_ROUND, 0
-        for v in range(self.n):
-            ps = tuple(sorted(parents[v]))
-            if ps != self.parents_of(v):
-                new._set(v, ps)
+        changed = [v for v in range(self.n) if tuple(sorted(parents[v])) != self.parents_of(v)]
+        new._unblock_around([x for v in changed for x in (v, *self.parents_of(v))])
+        for v in changed:
+            new._set(v, tuple(sorted(parents[v])))
         return new
 
     @property
@@ -87,23 +88,28 @@ class SearchState:
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
-    def _fits(self, pa, move):
+    def _fits(self, pa, move, touched):
         """Whether the DAG with parent rows ``pa`` (``move`` applied) has width <= k; may
         adopt a new order.  True, False, or None when the certificate order refused
         it and the round's min-fill budget is spent (undecided: try again later).
 
-        A refusal by the certificate order is remembered until the order changes
-        or an arc disappears: adding arcs only adds fill along a fixed order."""
+        The move changes moral edges among the ``touched`` variables only, so
+        the certificate order is kept up to the first of them and min-fill
+        orders the rest (:func:`min_fill_after`).  A refusal by the certificate
+        order is remembered until the order changes or an arc disappears:
+        adding arcs only adds fill along a fixed order."""
+        adj = moral_bits(pa, self.n_words)
         if move not in self.order_refused:
             self.checks["order"] += 1
-            if width_along(moral_bits(pa, self.n_words), self.order, self.k) <= self.k:
+            if width_along(adj, self.order, self.k) <= self.k:
                 return True
             self.order_refused.add(move)
         if self.min_fill_budget <= 0:
             return None
         self.min_fill_budget -= 1
         self.checks["min_fill"] += 1
-        order, width = min_fill(moral_bits(pa, self.n_words), self.k)
+        start = int(np.flatnonzero(np.isin(self.order, touched))[0])
+        order, width = min_fill_after(adj, self.order, start, self.k)
         if width <= self.k:
             self.order = order
             self.order_refused.clear()
@@ -138,8 +144,8 @@ class SearchState:
     def try_move(self, kind, u, v) -> bool:
         """Apply the move if it keeps the DAG acyclic and the width <= k."""
         if kind == 1:                                   # removal is always allowed
+            self._unblock_around((v, *self.parents_of(v)))
             self._set(v, tuple(p for p in self.parents_of(v) if p != u))
-            self.blocked.clear()                        # a smaller graph may fit them now
             self.order_refused.clear()
             return True
         if (kind, u, v) in self.blocked:
@@ -157,19 +163,34 @@ class SearchState:
                 return False
             changes = [(v, tuple(p for p in pv if p != u)),
                        (u, tuple(sorted(self.parents_of(u) + (v,))))]
-        fits = self._fits(self._with(changes), (kind, u, v))
+        touched = [x for w, ps in changes for x in (w, *ps, *self.parents_of(w))]
+        fits = self._fits(self._with(changes), (kind, u, v), touched)
         if not fits:
             if fits is None:
                 self.undecided += 1
             else:
-                self.blocked.add((kind, u, v))
+                self.blocked[(kind, u, v)] = touched
             return False
+        if kind == 2:
+            self._unblock_around((v, *pv))
+            self.order_refused.clear()
         for w, ps in changes:
             self._set(w, ps)
-        if kind == 2:
-            self.blocked.clear()
-            self.order_refused.clear()
         return True
+
+    def _unblock_around(self, vertices):
+        """Forget the refusals of moves that touch ``vertices`` (families about to
+        lose moral edges) or their moral neighbours: a smaller graph there may fit
+        them now.  Refusals elsewhere stand; they are a cache of the search, never
+        a certificate, so keeping one only skips a move."""
+        if not self.blocked or not len(vertices):
+            return
+        adj = moral_bits(self.pa, self.n_words)
+        rows = np.bitwise_or.reduce(adj[list(vertices)], axis=0)
+        near = np.unpackbits(rows.view(np.uint8), bitorder="little")[:self.n].astype(bool)
+        near[list(vertices)] = True
+        self.blocked = {move: touched for move, touched in self.blocked.items()
+                        if not near[touched].any()}
 
     def climb(self, deadline, on_round=None) -> int:
         """Hill climbing until no move helps or the deadline passes; ``on_round(state)``

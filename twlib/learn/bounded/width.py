@@ -91,47 +91,110 @@ def _cost(adj, alive, v, k, nbr):
 @nb.njit(cache=True)
 def min_fill(adj0, k):
     """A min-fill order (ties: smaller degree, then index) and its width, or width k+1
-    as soon as every remaining vertex has more than ``k`` neighbours left.
+    as soon as every remaining vertex has more than ``k`` neighbours left."""
+    n = adj0.shape[0]
+    return min_fill_after(adj0, np.arange(n), 0, k)
 
-    Costs are kept per vertex and refreshed only around each eliminated vertex
-    (its neighbours and theirs), the only places where degree or fill change."""
+
+@nb.njit(cache=True)
+def min_fill_after(adj0, order, start, k):
+    """``order[:start]`` eliminated as it stands, then min-fill on the rest: the
+    new order (its prefix kept) and its width, or width > k as soon as the prefix
+    or every remaining vertex has more than ``k`` neighbours left.
+
+    The incremental width check: when a move changes only edges among vertices
+    placed at ``start`` or later in a certificate order, every earlier vertex
+    meets the same neighbours when it is eliminated, so only the suffix needs a
+    new order.  Costs are kept per vertex and refreshed only around each
+    eliminated vertex (its neighbours and theirs), the only places where degree
+    or fill change; the search runs over the remaining vertices only."""
     n, n_words = adj0.shape
     adj = adj0.copy()
     alive = all_alive(n, n_words)
-    done = np.zeros(n, dtype=np.bool_)
-    order = np.empty(n, dtype=np.int64)
-    nbr = np.empty(n, dtype=np.int64)
+    out = order.copy()
     elim = np.empty(n, dtype=np.int64)
+    width = 0
+    for step in range(start):
+        c = eliminate_vertex(adj, order[step], alive, elim)
+        if c > width:
+            width = c
+            if width > k:
+                return out, width
+    rest = order[start:].copy()            # not yet eliminated (swap-removed)
+    m = rest.size
+    nbr = np.empty(n, dtype=np.int64)
+    if has_core(adj, alive, rest, k + 1, nbr):
+        return out, k + 1
     around = np.empty(n + 1, dtype=np.int64)
     deg = np.empty(n, dtype=np.int64)
     fill = np.empty(n, dtype=np.int64)
     stamp = np.full(n, -1, dtype=np.int64)
-    for v in range(n):
+    for i in range(m):
+        v = rest[i]
         deg[v], fill[v] = _cost(adj, alive, v, k, nbr)
-    width = 0
-    for step in range(n):
-        best = -1
-        for v in range(n):
-            if done[v] or fill[v] < 0:
+    for step in range(start, n):
+        at = -1
+        for i in range(m):
+            v = rest[i]
+            if fill[v] < 0:
                 continue
-            if best < 0 or fill[v] < fill[best] or (fill[v] == fill[best] and deg[v] < deg[best]):
-                best = v
-        if best < 0:
-            return order, k + 1
+            if at < 0:
+                at = i
+                continue
+            b = rest[at]
+            if fill[v] < fill[b] or (fill[v] == fill[b] and (deg[v] < deg[b] or
+                                                             (deg[v] == deg[b] and v < b))):
+                at = i
+        if at < 0:
+            return out, k + 1
+        best = rest[at]
+        m -= 1
+        rest[at] = rest[m]
         c = eliminate_vertex(adj, best, alive, elim)
         width = max(width, c)
-        done[best] = True
-        order[step] = best
+        out[step] = best
         for i in range(c):
             u = elim[i]
             around[0] = u
-            m = 1 + alive_neighbours(adj, alive, u, around[1:])
-            for j in range(m):
+            a = 1 + alive_neighbours(adj, alive, u, around[1:])
+            for j in range(a):
                 y = around[j]
                 if stamp[y] != step:
                     stamp[y] = step
                     deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
-    return order, width
+    return out, width
+
+
+@nb.njit(cache=True)
+def has_core(adj, alive, vertices, d, nbr):
+    """Whether the graph on the ``alive`` ``vertices`` has a ``d``-core: a non-empty
+    part where every vertex has at least ``d`` neighbours.  Then every elimination
+    order has width at least ``d`` (the first of the core's vertices eliminated
+    has ``d`` neighbours left), so min-fill would fail; peeling vertices of degree
+    below ``d`` finds out without fill-in.  ``nbr`` is scratch of size ``n``."""
+    live = alive.copy()
+    deg = np.zeros(adj.shape[0], dtype=np.int64)
+    stack = np.empty(vertices.size, dtype=np.int64)
+    top = 0
+    for v in vertices:
+        for w in range(adj.shape[1]):
+            deg[v] += popcount(adj[v, w] & live[w])
+        if deg[v] < d:
+            stack[top] = v
+            top += 1
+    left = vertices.size
+    while top:
+        top -= 1
+        v = stack[top]
+        live[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
+        left -= 1
+        for i in range(alive_neighbours(adj, live, v, nbr)):
+            u = nbr[i]
+            deg[u] -= 1
+            if deg[u] == d - 1:
+                stack[top] = u
+                top += 1
+    return left > 0
 
 
 @nb.njit(cache=True)
