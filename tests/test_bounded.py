@@ -2,6 +2,7 @@
 against networkx twins."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import networkx as nx
@@ -16,8 +17,10 @@ from twlib.datasets import load_network
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded.width import (filled_graph, min_fill, min_fill_after, moral_bits,
-                                       parent_rows, reaches, width_along)
+from twlib.learn.bounded.width import (apply_fill, close_fill, filled_graph, later_neighbours,
+                                       min_fill, min_fill_after, moral_bits, parent_rows, reaches,
+                                       width_along)
+from twlib.learn.bounded.starts import k_greedy
 from twlib.learn.bounded.windows import improve_window
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
@@ -163,6 +166,121 @@ def test_a_move_leaves_the_prefix_before_its_vertices_unchanged(n, k, seed):
     assert cliques(moral) == cliques(changed)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 140), st.integers(1, 5), st.integers(1, 6), st.integers(0, 2**31))
+def test_closing_the_fill_equals_eliminating_again(n, k, n_new, seed):
+    """hc-ET's incremental check: the filled graph of an order, with edges added
+    and closed by close_fill, is the filled graph of the grown graph."""
+    rng = np.random.default_rng(seed)
+    parents = _random_dag(rng, n, min(k, 3))
+    words = (n + 63) // 64
+    adj = moral_bits(parent_rows(parents, 3), words)
+    order = rng.permutation(n)
+    rows, position = later_neighbours(adj, order)
+    grown = moral_graph(parents)
+    grown.add_nodes_from(range(n))
+    k = max(k, elimination_width(grown, order.tolist()))      # the rows start within k
+    pairs = rng.integers(0, n, (n_new, 2))
+    grown.add_edges_from((int(a), int(b)) for a, b in pairs if a != b)
+    scratch, slot, touched = (np.zeros((n, words), dtype=np.uint64), np.full(n, -1),
+                              np.zeros(n, dtype=np.int64))
+    count = close_fill(rows, position[pairs], k, scratch, slot, touched)
+    true_width = elimination_width(grown, order.tolist())
+    assert (count >= 0) == (true_width <= k)
+    if count < 0:
+        assert (slot == -1).all()
+        return
+    apply_fill(rows, scratch, slot, touched, count)
+    assert (slot == -1).all()
+    g_adj = np.zeros((n, words), dtype=np.uint64)
+    for a, b in grown.edges:
+        g_adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+        g_adj[b, a >> 6] |= np.uint64(1) << np.uint64(a & 63)
+    expected, _ = later_neighbours(g_adj, order)
+    assert (rows == expected).all()
+    sizes = [bin(int.from_bytes(r.tobytes(), "little")).count("1") for r in rows]
+    assert max(sizes, default=0) == true_width
+
+
+def _k_greedy_twin(candidates, k, order):
+    """k-greedy written plainly on a networkx k-tree, with the kernel's rules: the
+    best candidate that is a clique of placed variables, joined to the oldest
+    (k+1)-clique holding it, less that clique's first vertex outside the set."""
+    tree, cliques, parents, total = nx.Graph(), [], {}, 0.0
+    for i, v in enumerate(order):
+        score, ps = next((s, ps) for s, ps in candidates[v]
+                         if len(ps) <= k and all(p in tree for p in ps)
+                         and (i <= k or all(tree.has_edge(a, b) for a, b in
+                                            itertools.combinations(ps, 2))))
+        parents[v], total = tuple(sorted(ps)), total + score
+        tree.add_node(v)
+        if i < k:
+            continue
+        if i == k:
+            clique = tuple(order[:k + 1])
+        else:
+            held = next(c for c in cliques if set(ps) <= set(c))
+            drop = next(x for x in held if x not in ps)
+            clique = tuple(x for x in held if x != drop) + (v,)
+        tree.add_edges_from(itertools.combinations(clique, 2))
+        cliques.append(clique)
+    return parents, total, tree
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 4), st.integers(0, 2**31))
+def test_k_greedy_equals_its_twin_and_is_certified(n, k, seed):
+    rng = np.random.default_rng(seed)
+    candidates = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        sets = {tuple(sorted(rng.choice(others, size=int(rng.integers(1, min(k + 1, n - 1) + 1)),
+                                        replace=False).tolist())) for _ in range(6)}
+        scored = [(float(rng.normal()), ps) for ps in sets] + [(-5.0, ())]
+        candidates.append(sorted(scored, key=lambda t: -t[0]))
+    parents, order, score = k_greedy(candidates, k, np.random.default_rng(seed))
+    insertion = order[::-1].tolist()
+    twin_parents, twin_score, tree = _k_greedy_twin(candidates, k, insertion)
+    assert parents == [twin_parents[v] for v in range(n)] and score == pytest.approx(twin_score)
+    place = {v: i for i, v in enumerate(insertion)}
+    assert all(place[p] < place[v] for v in range(n) for p in parents[v])     # acyclic
+    moral = moral_graph(dict(enumerate(parents)))
+    moral.add_nodes_from(range(n))
+    if n > k:                                         # a k-tree: chordal, k n - k(k+1)/2 edges
+        assert nx.is_chordal(tree) and tree.number_of_edges() == k * n - k * (k + 1) // 2
+        assert all(tree.has_edge(a, b) for a, b in moral.edges)
+    assert elimination_width(moral, order.tolist()) <= k
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 8), st.integers(1, 3), st.sampled_from(["bic", "bdeu"]), st.integers(0, 2**31))
+def test_candidate_sets_are_scored_exactly_and_beat_their_kept_subsets(n, m, score, seed):
+    ds = _dataset(seed, n, 300)
+    scorer = FamilyScorer(ds, score=score)
+    for v in range(n):
+        found = scorer.candidate_sets(v, m, budget=64)
+        assert () in [ps for _, ps in found]
+        assert [s for s, _ in found] == sorted((s for s, _ in found), reverse=True)
+        kept = dict((ps, s) for s, ps in found)
+        for ps, s in kept.items():
+            assert len(ps) <= m and v not in ps
+            assert s == pytest.approx(local_score(ds, ds.names[v], [ds.names[p] for p in ps],
+                                                  score=score))
+            for r in range(len(ps)):
+                for sub in itertools.combinations(ps, r):
+                    if sub in kept:
+                        assert s > kept[sub]
+
+
+def test_k_greedy_start_certifies_its_network():
+    ds = _dataset(3, 40, 600, max_arity=2)
+    res = bounded.learn(ds, k=2, time_limit=20, max_iter=1, window=0, initial="k-greedy",
+                        random_state=0)
+    assert res.stats["history"][0]["event"] == "k-greedy start"
+    assert res.stats["history"][1]["event"] == "start"
+    assert res.width <= 2 and res.score >= res.stats["history"][0]["score"]
+
+
 def test_width_check_stops_early_above_k():
     clique = {v: list(range(v)) for v in range(6)}        # moral graph K6: width 5
     adj = moral_bits(parent_rows(clique, 5), 1)
@@ -246,7 +364,7 @@ def test_search_beats_its_start_and_keeps_history():
     assert res.stats["runs"] == 4 and res.status == "complete"
     assert not res.stats["exact_start"]
     phases = res.stats["phases"]
-    assert list(phases) == ["exact start", "candidate rows", "upper bound", "search"]
+    assert list(phases) == ["start", "candidate rows", "upper bound", "search"]
     assert 0 < sum(phases.values()) <= res.stats["seconds"]
 
 
@@ -279,6 +397,7 @@ def test_parameters_are_bayesian_by_default():
     ({"k": 2, "parameter_ess": 0}, "parameter_ess"),
     ({"k": 2, "perturbation": 0}, "perturbation"),
     ({"k": 2, "score": "aic"}, "unknown score"),
+    ({"k": 2, "initial": "kmax"}, "initial"),
 ])
 def test_bad_input_is_named(kwargs, message):
     frame = pd.DataFrame({c: [0, 1, 1, 0] for c in "abcd"})

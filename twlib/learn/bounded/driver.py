@@ -16,8 +16,11 @@ from ...scores import FamilyScorer
 from ..result import LearnResult
 from .bounds import upper_bound
 from .search import RunLog, climb_and_polish, iterated_local_search, no_checks, no_tally
-from .starts import DP_MAX_VARS, exact_start, given_start, prune_to_width
+from .starts import DP_MAX_VARS, exact_start, given_start, k_greedy_start, prune_to_width
 from .state import EPS, SearchState
+
+# Share of the time limit the k-greedy start may take.
+GREEDY_SHARE = 0.05
 
 
 def _check(data: Dataset, k, time_limit, max_iter):
@@ -38,7 +41,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
           parameter_ess: float | None = 1.0, time_limit: float = 60.0,
           max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
           random_state=None, progress: bool = False, executor=None,
-          restarts_per_round: int | None = None, start: dict | None = None) -> LearnResult:
+          restarts_per_round: int | None = None, start: dict | None = None,
+          initial: str = "auto") -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -81,6 +85,14 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         climb from (structural EM passes its current network) instead of the
         default start: the exact optimum of in-degree ``k`` on small data, else
         the empty graph.
+    initial : {"auto", "empty", "k-greedy"}
+        The start when none is given: ``"auto"`` is the exact optimum of
+        in-degree ``k`` pruned to the bound on small data (at most
+        :data:`DP_MAX_VARS` variables), else the empty graph; ``"k-greedy"`` the
+        best network of repeated k-greedy runs (Scanagatta et al. 2016; see
+        :func:`twlib.learn.bounded.starts.k_greedy`) within 5 % of the time.
+        On moviereview (1,001 variables) the climb from the empty graph ends
+        higher than the climb from k-greedy (Chapter 9), hence the default.
 
     Returns
     -------
@@ -90,7 +102,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
         the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
         with ``history`` (best score against seconds), ``phases`` (seconds of the
-        exact start, the candidate rows, the upper bound and the search), the
+        start, the candidate rows, the upper bound and the search), the
         move-check counts and ``families_scored`` (in this process).
 
     >>> from twlib.datasets import load_sklearn
@@ -105,6 +117,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
     if not 0 < perturbation <= 1:
         raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
+    if initial not in ("auto", "empty", "k-greedy"):
+        raise InputError(f"initial must be 'auto', 'empty' or 'k-greedy', got {initial!r}")
     if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
         raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
     batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
@@ -115,17 +129,24 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     n = data.n_vars
 
     # 1. The start: the user's network, the exact optimum of in-degree <= k pruned
-    #    to the bound (small problems), or the empty graph.
-    exact = None if start is not None else exact_start(data, k, score, ess, log.deadline)
+    #    to the bound (small problems), the best of repeated k-greedy runs, or
+    #    the empty graph.
+    exact = None
+    if start is None and initial == "auto":
+        exact = exact_start(data, k, score, ess, log.deadline)
     bound = exact[1] if exact else None
     if start is not None:
         start, order = given_start(data, start, k)
     elif exact:
         log.note("exact optimum, in-degree <= k", exact[1])
         start, order = prune_to_width(exact[0], k, scorer)
+    elif initial == "k-greedy":
+        seconds = min(GREEDY_SHARE * time_limit, log.deadline - time.perf_counter())
+        start, order, value, _ = k_greedy_start(scorer, k, rng, seconds, executor)
+        log.note("k-greedy start", value)
     else:
         start, order = {v: () for v in range(n)}, np.arange(n)
-    log.phase_ends("exact start")
+    log.phase_ends("start")
     # 2. Every variable's row of single-parent gains, scored (on the executor).
     checks = no_checks()
     state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)

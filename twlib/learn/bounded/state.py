@@ -10,22 +10,24 @@ min-fill order of the rest, which becomes the certificate when it fits.
 from __future__ import annotations
 
 import time
+from itertools import combinations
 
 import numpy as np
 
 from ...scores import FamilyScorer
-from .width import min_fill_after, moral_bits, reaches, width_along
+from .width import (apply_fill, close_fill, later_neighbours, min_fill_after, moral_bits,
+                    reaches)
 
 # Gains smaller than this (relative to the score's scale) are treated as ties.
 EPS = 1e-9
-# Fresh min-fill orders tried per hill-climbing round, when the certificate order
-# refuses a move; beyond it such moves wait for the next round.  Refusals cost a
-# whole min-fill run each, which dominates on thousands of variables.
+# Min-fill runs tried per hill-climbing round, when the certificate order refuses
+# a move; beyond it such moves wait for the next round.  Each costs a min-fill
+# run over the order's suffix, which dominates on thousands of variables.
 MIN_FILL_PER_ROUND = 32
 # A round stops at moves gaining less than this share of its first applied move:
 # best-first across variables, without ranking again after every move.
 ROUND_SHARE = 0.5
-# Family-count ceiling for the exact start: above it the candidate table
+
 
 class SearchState:
     """A DAG with in-degree <= k, its local scores, the move gains and a width certificate."""
@@ -39,7 +41,6 @@ class SearchState:
         self.local = np.empty(n)
         self.add = np.full((n, n), -np.inf)     # add[v, u]: gain of arc u -> v
         self.rem = np.full((n, n), -np.inf)     # rem[v, u]: gain of removing u -> v
-        self.order = np.asarray(order, dtype=np.int64)
         self.blocked: dict = {}     # moves refused by the width check: the vertices they touch
         self.order_refused: set = set()       # moves the certificate order refused
         self.min_fill_budget = MIN_FILL_PER_ROUND
@@ -48,6 +49,7 @@ class SearchState:
         scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k], executor)
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
+        self._certify(order)
 
     def derive(self, parents, order, checks=None) -> "SearchState":
         """A new state for ``parents``, recomputing only the rows of changed variables;
@@ -56,7 +58,6 @@ class SearchState:
         new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
         new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
         new.add, new.rem = self.add.copy(), self.rem.copy()
-        new.order = np.asarray(order, dtype=np.int64).copy()
         new.blocked, new.order_refused = dict(self.blocked), set()
         new.checks = self.checks if checks is None else checks
         new.min_fill_budget, new.undecided = MIN_FILL_PER_ROUND, 0
@@ -64,7 +65,21 @@ class SearchState:
         new._unblock_around([x for v in changed for x in (v, *self.parents_of(v))])
         for v in changed:
             new._set(v, tuple(sorted(parents[v])))
+        new._certify(order)
         return new
+
+    def _certify(self, order, adj=None):
+        """Make ``order`` the certificate, with its filled graph (see
+        :func:`later_neighbours`) for the current DAG, or for the moral graph
+        ``adj`` when given."""
+        if adj is None:
+            adj = moral_bits(self.pa, self.n_words)
+        self.order = np.asarray(order, dtype=np.int64).copy()
+        self.filled, self.position = later_neighbours(adj, self.order)
+        self.stale = False          # True once arcs are removed: the rows then hold extra fill
+        self._scratch = np.zeros_like(self.filled)
+        self._slot = np.full(self.n, -1, dtype=np.int64)
+        self._touched = np.zeros(self.n, dtype=np.int64)
 
     @property
     def score(self) -> float:
@@ -88,34 +103,53 @@ class SearchState:
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
-    def _fits(self, pa, move, touched):
-        """Whether the DAG with parent rows ``pa`` (``move`` applied) has width <= k; may
-        adopt a new order.  True, False, or None when the certificate order refused
-        it and the round's min-fill budget is spent (undecided: try again later).
+    def _fits(self, move, changes):
+        """Whether the DAG with ``changes`` (``[(child, new parents)]``) applied has width
+        <= k; may adopt a new order.  True, False, or None when the certificate order
+        refused it and the round's min-fill budget is spent (undecided: try again
+        later).  True means the caller applies the changes: the filled graph of
+        the certificate already holds them.
 
-        The move changes moral edges among the ``touched`` variables only, so
-        the certificate order is kept up to the first of them and min-fill
-        orders the rest (:func:`min_fill_after`).  A refusal by the certificate
-        order is remembered until the order changes or an arc disappears:
-        adding arcs only adds fill along a fixed order."""
-        adj = moral_bits(pa, self.n_words)
+        First the new families are closed into the certificate's filled graph
+        (:func:`close_fill`, hc-ET's incremental check: work only where fill
+        flows); if that is too wide, the certificate order is kept up to the
+        first variable the move touches and min-fill orders the rest
+        (:func:`min_fill_after`).  A refusal by the certificate order is
+        remembered until the order changes or an arc disappears: adding arcs
+        only adds fill along a fixed order."""
         if move not in self.order_refused:
             self.checks["order"] += 1
-            if width_along(adj, self.order, self.k) <= self.k:
+            pairs = np.array([(w, p) for w, ps in changes for p in ps]
+                             + [(p, q) for _, ps in changes for p, q in combinations(ps, 2)],
+                             dtype=np.int64).reshape(-1, 2)
+            if self._close(self.position[pairs]):
                 return True
+            if self.stale:                      # the rows may hold fill of removed arcs
+                self._certify(self.order)
+                if self._close(self.position[pairs]):
+                    return True
             self.order_refused.add(move)
         if self.min_fill_budget <= 0:
             return None
         self.min_fill_budget -= 1
         self.checks["min_fill"] += 1
+        touched = [x for w, ps in changes for x in (w, *ps, *self.parents_of(w))]
         start = int(np.flatnonzero(np.isin(self.order, touched))[0])
+        adj = moral_bits(self._with(changes), self.n_words)
         order, width = min_fill_after(adj, self.order, start, self.k)
         if width <= self.k:
-            self.order = order
+            self._certify(order, adj)
             self.order_refused.clear()
             return True
         self.checks["refused"] += 1
         return False
+
+    def _close(self, pairs) -> bool:
+        count = close_fill(self.filled, pairs, self.k, self._scratch, self._slot, self._touched)
+        if count < 0:
+            return False
+        apply_fill(self.filled, self._scratch, self._slot, self._touched, count)
+        return True
 
     def _with(self, changes):
         pa = self.pa.copy()
@@ -147,6 +181,7 @@ class SearchState:
             self._unblock_around((v, *self.parents_of(v)))
             self._set(v, tuple(p for p in self.parents_of(v) if p != u))
             self.order_refused.clear()
+            self.stale = True
             return True
         if (kind, u, v) in self.blocked:
             return False
@@ -163,17 +198,18 @@ class SearchState:
                 return False
             changes = [(v, tuple(p for p in pv if p != u)),
                        (u, tuple(sorted(self.parents_of(u) + (v,))))]
-        touched = [x for w, ps in changes for x in (w, *ps, *self.parents_of(w))]
-        fits = self._fits(self._with(changes), (kind, u, v), touched)
+        fits = self._fits((kind, u, v), changes)
         if not fits:
             if fits is None:
                 self.undecided += 1
             else:
-                self.blocked[(kind, u, v)] = touched
+                self.blocked[(kind, u, v)] = [x for w, ps in changes
+                                              for x in (w, *ps, *self.parents_of(w))]
             return False
         if kind == 2:
             self._unblock_around((v, *pv))
             self.order_refused.clear()
+            self.stale = True
         for w, ps in changes:
             self._set(w, ps)
         return True

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ...bitsets import alive_neighbours, all_alive, eliminate_vertex, missing_edges, popcount
+from ...bitsets import (alive_neighbours, all_alive, eliminate_vertex, lowest_index, missing_edges,
+                        popcount)
 
 
 @nb.njit(cache=True)
@@ -163,6 +164,117 @@ def min_fill_after(adj0, order, start, k):
                     stamp[y] = step
                     deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
     return out, width
+
+
+@nb.njit(cache=True)
+def later_neighbours(adj0, order):
+    """The filled graph of eliminating ``order``, in position space: row ``i`` holds
+    the positions of the neighbours ``order[i]`` still has when it is eliminated
+    (all later than ``i``).  Returns the rows and each vertex's position.
+
+    These rows are a chordal graph with the identity as a perfect elimination
+    order, so the largest row is the width of ``order``; :func:`close_fill` keeps
+    them up to date when edges are added, as hc-ET keeps its elimination tree."""
+    n, n_words = adj0.shape
+    position = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        position[order[i]] = i
+    adj = adj0.copy()
+    alive = all_alive(n, n_words)
+    nbr = np.empty(n, dtype=np.int64)
+    rows = np.zeros((n, n_words), dtype=np.uint64)
+    for i in range(n):
+        for j in range(eliminate_vertex(adj, order[i], alive, nbr)):
+            p = position[nbr[j]]
+            rows[i, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    return rows, position
+
+
+@nb.njit(cache=True)
+def _row_of(rows, scratch, slot, i):
+    return scratch[slot[i]] if slot[i] >= 0 else rows[i]
+
+
+@nb.njit(cache=True)
+def close_fill(rows, pairs, k, scratch, slot, touched):
+    """Add the edges ``pairs`` (positions) to the filled graph ``rows`` (see
+    :func:`later_neighbours`) and close it again, without changing ``rows``.
+
+    Fill only flows to later positions: an eliminated vertex's later neighbours
+    must all be neighbours of the first of them.  So the rows that gain
+    neighbours are visited in position order, each passing what its first
+    later neighbour lacks on to that neighbour; every other row keeps its
+    first later neighbour and that neighbour only grows.  A row is final when
+    it is visited, so the check stops at the first one holding more than ``k``.
+
+    The changed rows go to ``scratch`` (``slot[i]`` its index there, -1 when row
+    ``i`` is unchanged; ``touched`` lists them).  Returns their number, to be
+    applied by :func:`apply_fill`, or -1 when the width would exceed ``k``
+    (``slot`` is then reset)."""
+    n, n_words = rows.shape
+    one = np.uint64(1)
+    pending = np.zeros(n_words, dtype=np.uint64)
+    count = 0
+    for e in range(pairs.shape[0]):
+        a, b = min(pairs[e, 0], pairs[e, 1]), max(pairs[e, 0], pairs[e, 1])
+        if a == b or (_row_of(rows, scratch, slot, a)[b >> 6] >> np.uint64(b & 63)) & one:
+            continue
+        if slot[a] < 0:
+            slot[a] = count
+            touched[count] = a
+            scratch[count] = rows[a]
+            count += 1
+        scratch[slot[a], b >> 6] |= one << np.uint64(b & 63)
+        pending[a >> 6] |= one << np.uint64(a & 63)
+    word = 0
+    while word < n_words:
+        if pending[word] == 0:
+            word += 1
+            continue
+        x = word * 64 + lowest_index(pending[word])
+        pending[word] &= ~(one << np.uint64(x & 63))
+        row = scratch[slot[x]]
+        size, first = 0, -1
+        for w in range(x >> 6, n_words):
+            size += popcount(row[w])
+            if first < 0 and row[w]:
+                first = w * 64 + lowest_index(row[w])
+        if size > k:
+            for i in range(count):
+                slot[touched[i]] = -1
+            return -1
+        if first < 0:
+            continue
+        target = _row_of(rows, scratch, slot, first)
+        grows = False
+        for w in range(first >> 6, n_words):
+            need = row[w] & ~target[w]
+            if w == first >> 6:
+                need &= ~(one << np.uint64(first & 63))
+            if need:
+                grows = True
+                break
+        if not grows:
+            continue
+        if slot[first] < 0:
+            slot[first] = count
+            touched[count] = first
+            scratch[count] = rows[first]
+            count += 1
+        target = scratch[slot[first]]
+        for w in range(first >> 6, n_words):
+            target[w] |= row[w]
+        target[first >> 6] &= ~(one << np.uint64(first & 63))
+        pending[first >> 6] |= one << np.uint64(first & 63)
+    return count
+
+
+@nb.njit(cache=True)
+def apply_fill(rows, scratch, slot, touched, count):
+    """Write the rows :func:`close_fill` changed into ``rows``; reset ``slot``."""
+    for i in range(count):
+        rows[touched[i]] = scratch[i]
+        slot[touched[i]] = -1
 
 
 @nb.njit(cache=True)
