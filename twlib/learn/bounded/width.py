@@ -6,6 +6,8 @@ adjacency words; parent rows are ``(n, k)`` arrays padded with -1.
 """
 from __future__ import annotations
 
+import heapq
+
 import numba as nb
 import numpy as np
 
@@ -108,7 +110,8 @@ def min_fill_after(adj0, order, start, k):
     meets the same neighbours when it is eliminated, so only the suffix needs a
     new order.  Costs are kept per vertex and refreshed only around each
     eliminated vertex (its neighbours and theirs), the only places where degree
-    or fill change; the search runs over the remaining vertices only."""
+    or fill change; the cheapest vertex comes from a heap whose stale entries
+    are skipped when popped."""
     n, n_words = adj0.shape
     adj = adj0.copy()
     alive = all_alive(n, n_words)
@@ -121,38 +124,31 @@ def min_fill_after(adj0, order, start, k):
             width = c
             if width > k:
                 return out, width
-    rest = order[start:].copy()            # not yet eliminated (swap-removed)
-    m = rest.size
     nbr = np.empty(n, dtype=np.int64)
-    if has_core(adj, alive, rest, k + 1, nbr):
-        return out, k + 1
     around = np.empty(n + 1, dtype=np.int64)
     deg = np.empty(n, dtype=np.int64)
     fill = np.empty(n, dtype=np.int64)
     stamp = np.full(n, -1, dtype=np.int64)
-    for i in range(m):
-        v = rest[i]
+    done = np.zeros(n, dtype=np.bool_)
+    heap = [(np.int64(0), np.int64(0), np.int64(0))]     # (fill, degree, vertex), lazily
+    heap.pop()                                          # invalidated: popped if still true
+    for i in range(start, n):
+        v = order[i]
         deg[v], fill[v] = _cost(adj, alive, v, k, nbr)
+        if fill[v] >= 0:
+            heapq.heappush(heap, (fill[v], deg[v], v))
     for step in range(start, n):
-        at = -1
-        for i in range(m):
-            v = rest[i]
-            if fill[v] < 0:
-                continue
-            if at < 0:
-                at = i
-                continue
-            b = rest[at]
-            if fill[v] < fill[b] or (fill[v] == fill[b] and (deg[v] < deg[b] or
-                                                             (deg[v] == deg[b] and v < b))):
-                at = i
-        if at < 0:
+        best = -1
+        while heap:
+            f, d, v = heapq.heappop(heap)
+            if not done[v] and f == fill[v] and d == deg[v]:
+                best = v
+                break
+        if best < 0:
             return out, k + 1
-        best = rest[at]
-        m -= 1
-        rest[at] = rest[m]
         c = eliminate_vertex(adj, best, alive, elim)
         width = max(width, c)
+        done[best] = True
         out[step] = best
         for i in range(c):
             u = elim[i]
@@ -163,6 +159,8 @@ def min_fill_after(adj0, order, start, k):
                 if stamp[y] != step:
                     stamp[y] = step
                     deg[y], fill[y] = _cost(adj, alive, y, k, nbr)
+                    if fill[y] >= 0:
+                        heapq.heappush(heap, (fill[y], deg[y], y))
     return out, width
 
 
@@ -275,38 +273,6 @@ def apply_fill(rows, scratch, slot, touched, count):
     for i in range(count):
         rows[touched[i]] = scratch[i]
         slot[touched[i]] = -1
-
-
-@nb.njit(cache=True)
-def has_core(adj, alive, vertices, d, nbr):
-    """Whether the graph on the ``alive`` ``vertices`` has a ``d``-core: a non-empty
-    part where every vertex has at least ``d`` neighbours.  Then every elimination
-    order has width at least ``d`` (the first of the core's vertices eliminated
-    has ``d`` neighbours left), so min-fill would fail; peeling vertices of degree
-    below ``d`` finds out without fill-in.  ``nbr`` is scratch of size ``n``."""
-    live = alive.copy()
-    deg = np.zeros(adj.shape[0], dtype=np.int64)
-    stack = np.empty(vertices.size, dtype=np.int64)
-    top = 0
-    for v in vertices:
-        for w in range(adj.shape[1]):
-            deg[v] += popcount(adj[v, w] & live[w])
-        if deg[v] < d:
-            stack[top] = v
-            top += 1
-    left = vertices.size
-    while top:
-        top -= 1
-        v = stack[top]
-        live[v >> 6] &= ~(np.uint64(1) << np.uint64(v & 63))
-        left -= 1
-        for i in range(alive_neighbours(adj, live, v, nbr)):
-            u = nbr[i]
-            deg[u] -= 1
-            if deg[u] == d - 1:
-                stack[top] = u
-                top += 1
-    return left > 0
 
 
 @nb.njit(cache=True)
