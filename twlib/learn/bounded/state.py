@@ -158,8 +158,11 @@ class SearchState:
             pa[v, :len(ps)] = ps
         return pa
 
-    def moves(self):
-        """Candidate moves with positive gain, best first: (gain, kind, u, v) for arc u -> v."""
+    def moves(self, limit):
+        """The ``limit`` best moves with positive gain, best first, as arrays (gain, kind,
+        u, v) for arc u -> v, and how many moves gain at all.  Only the best are
+        sorted: from the empty graph on thousands of variables almost every
+        arc gains."""
         found = []
         for table, kind in ((self.add, 0), (self.rem, 1)):
             vs, us = np.nonzero(table > EPS)
@@ -172,8 +175,12 @@ class SearchState:
         kind = np.concatenate([f[1] for f in found])
         u = np.concatenate([f[2] for f in found])
         v = np.concatenate([f[3] for f in found])
-        order = np.argsort(-gain, kind="stable")
-        return gain[order], kind[order], u[order], v[order]
+        if gain.size > limit:
+            top = np.argpartition(-gain, limit - 1)[:limit]
+            order = top[np.lexsort((top, -gain[top]))]
+        else:
+            order = np.argsort(-gain, kind="stable")
+        return gain[order], kind[order], u[order], v[order], gain.size
 
     def try_move(self, kind, u, v) -> bool:
         """Apply the move if it keeps the DAG acyclic and the width <= k."""
@@ -246,7 +253,7 @@ class SearchState:
         """
         steps, depth, budget = 0, 8 * self.n, MIN_FILL_PER_ROUND
         while time.perf_counter() < deadline:
-            gain, kind, us, vs = self.moves()
+            gain, kind, us, vs, gaining = self.moves(depth)
             self.min_fill_budget, self.undecided = budget, 0
             touched = np.zeros(self.n, dtype=bool)
             applied = 0
@@ -272,7 +279,7 @@ class SearchState:
                 budget = MIN_FILL_PER_ROUND
             elif self.undecided:
                 budget *= 4
-            elif depth >= gain.size:
+            elif depth >= gaining:
                 break
             else:
                 depth *= 4
