@@ -392,7 +392,8 @@ class FamilyScorer:
                 grown = tuple(sorted(ps + (u,)))
                 if u in ps or grown in best:
                     continue
-                floor = max(best.get(tuple(p for p in grown if p != x), -np.inf) for x in grown)
+                floor = max(best.get(sub, -np.inf) for size in range(len(grown))
+                            for sub in combinations(grown, size))
                 if log_pen and -log_pen * np.prod(self._arities[list(grown)]) <= floor:
                     best[grown] = floor           # penalty alone: no superset can win
                     continue
@@ -402,7 +403,11 @@ class FamilyScorer:
                 if score > floor + TIE_TOLERANCE * max(1.0, abs(floor)):
                     kept[grown] = score
                     heapq.heappush(heap, (-score, grown))
-        return sorted(((s, ps) for ps, s in kept.items()), key=lambda t: (-t[0], len(t[1])))
+        dominated = {ps for ps, s in kept.items()         # by a subset scored after them
+                     if any(kept.get(sub, -np.inf) >= s for size in range(len(ps))
+                            for sub in combinations(ps, size))}
+        return sorted(((s, ps) for ps, s in kept.items() if ps not in dominated),
+                      key=lambda t: (-t[0], len(t[1])))
 
     def prefetch(self, families, executor=None) -> None:
         """Score each family ``(child, parents)`` and its growths by every other

@@ -228,16 +228,19 @@ class SearchState:
         a certificate, so keeping one only skips a move."""
         if not self.blocked or not len(vertices):
             return
-        adj = moral_bits(self.pa, self.n_words)
-        rows = np.bitwise_or.reduce(adj[list(vertices)], axis=0)
-        near = np.unpackbits(rows.view(np.uint8), bitorder="little")[:self.n].astype(bool)
+        near = np.zeros(self.n + 1, dtype=bool)             # the last entry: padding (-1)
         near[list(vertices)] = True
+        children = np.flatnonzero(near[self.pa].any(axis=1))
+        near[children] = True
+        near[self.pa[near[:-1]]] = True                      # parents of all those: the rest
+        near = near[:-1]
         self.blocked = {move: touched for move, touched in self.blocked.items()
                         if not near[touched].any()}
 
     def climb(self, deadline, on_round=None) -> int:
         """Hill climbing until no move helps or the deadline passes; ``on_round(state)``
-        is called after every round that changed the network.
+        is called after every round that changed the network, and every 1,024
+        tried moves within a round that has changed it.
 
         Each round ranks every improving move once and applies them best first,
         down to ``ROUND_SHARE`` of the first one's gain, skipping a move whose
@@ -270,8 +273,11 @@ class SearchState:
                     touched[v] = True
                     if kd == 2:
                         touched[u] = True
-                if t % 1024 == 1023 and time.perf_counter() >= deadline:
-                    break
+                if t % 1024 == 1023:
+                    if time.perf_counter() >= deadline:
+                        break
+                    if applied and on_round is not None:
+                        on_round(self)          # a long round's progress, as it comes
             steps += applied
             if applied and on_round is not None:
                 on_round(self)
