@@ -77,7 +77,8 @@ def cells(args):
     """(name, train, test, k, limit) for the tables asked for."""
     published = pd.read_csv(PUBLISHED).set_index(["dataset", "method", "bound"])
     if args.large:
-        tables = ["moviereview"] if args.quick else list(LARGE_DENSITY_SETS)
+        tables = (["moviereview"] if args.quick else list(LARGE_DENSITY_SETS)
+                  if args.tables is None else args.tables)
         ks = [3] if args.quick else args.ks
         for name in tables:
             train, test = load_table(name), load_table(name, split="test")
@@ -86,14 +87,15 @@ def cells(args):
                 limit = (20.0 if args.quick else float(published.loc[hc]["seconds"])
                          if hc in published.index else LARGE_LIMIT)
                 yield name, train, test, k, limit
-        for n in RANDOM_SIZES[:1] if args.quick else RANDOM_SIZES:
+        for n in RANDOM_SIZES[:1] if args.quick else args.sizes:
             train, test = random_table(n)
             yield f"random{n}", train, test, 3, 15.0 if args.quick else LARGE_LIMIT
         return
-    tables, ks = (["nltcs", "plants"], [3]) if args.quick else (args.tables, args.ks)
+    tables = (["nltcs", "plants"] if args.quick else list(DENSITY_SETS) if args.tables is None
+              else args.tables)
     for name in tables:
         train, test = load_table(name), load_table(name, split="test")
-        for k in ks:
+        for k in [3] if args.quick else args.ks:
             hc = published.loc[(name, "hc-ET", k)]
             yield name, train, test, k, 5.0 if args.quick else max(10.0, 2 * float(hc["seconds"]))
 
@@ -103,7 +105,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="nltcs and plants at k = 3 only, 5 s each (with --large: moviereview "
                          "for 20 s and a 1,000-variable random network for 15 s, k = 3)")
-    ap.add_argument("--tables", nargs="+", default=list(DENSITY_SETS))
+    ap.add_argument("--tables", nargs="*", default=None,
+                    help="density tables (default: the seven, or with --large nips and "
+                         "moviereview; none: random networks only)")
+    ap.add_argument("--sizes", nargs="*", type=int, default=list(RANDOM_SIZES),
+                    help="with --large: variables of the random networks")
     ap.add_argument("--ks", nargs="+", type=int, default=[3, 5, 7])
     ap.add_argument("--large", action="store_true",
                     help="nips, moviereview and random networks of 1,000-5,000 variables")
