@@ -194,6 +194,17 @@ def _row_of(rows, scratch, slot, i):
 
 
 @nb.njit(cache=True)
+def _writable(rows, scratch, slot, touched, count, i):
+    """Row ``i``'s copy in ``scratch`` (made on first use); returns the new count."""
+    if slot[i] < 0:
+        slot[i] = count
+        touched[count] = i
+        scratch[count] = rows[i]
+        count += 1
+    return count
+
+
+@nb.njit(cache=True)
 def close_fill(rows, pairs, k, scratch, slot, touched):
     """Add the edges ``pairs`` (positions) to the filled graph ``rows`` (see
     :func:`later_neighbours`) and close it again, without changing ``rows``.
@@ -217,11 +228,7 @@ def close_fill(rows, pairs, k, scratch, slot, touched):
         a, b = min(pairs[e, 0], pairs[e, 1]), max(pairs[e, 0], pairs[e, 1])
         if a == b or (_row_of(rows, scratch, slot, a)[b >> 6] >> np.uint64(b & 63)) & one:
             continue
-        if slot[a] < 0:
-            slot[a] = count
-            touched[count] = a
-            scratch[count] = rows[a]
-            count += 1
+        count = _writable(rows, scratch, slot, touched, count, a)
         scratch[slot[a], b >> 6] |= one << np.uint64(b & 63)
         pending[a >> 6] |= one << np.uint64(a & 63)
     word = 0
@@ -254,11 +261,7 @@ def close_fill(rows, pairs, k, scratch, slot, touched):
                 break
         if not grows:
             continue
-        if slot[first] < 0:
-            slot[first] = count
-            touched[count] = first
-            scratch[count] = rows[first]
-            count += 1
+        count = _writable(rows, scratch, slot, touched, count, first)
         target = scratch[slot[first]]
         for w in range(first >> 6, n_words):
             target[w] |= row[w]
