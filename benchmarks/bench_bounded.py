@@ -73,9 +73,8 @@ def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto") -
     return row
 
 
-def cells(args):
+def cells(args, published):
     """(name, train, test, k, limit) for the tables asked for."""
-    published = pd.read_csv(PUBLISHED).set_index(["dataset", "method", "bound"])
     if args.large:
         tables = (["moviereview"] if args.quick else list(LARGE_DENSITY_SETS)
                   if args.tables is None else args.tables)
@@ -122,7 +121,7 @@ def main() -> None:
     published = pd.read_csv(PUBLISHED).set_index(["dataset", "method", "bound"])
     rows = []
     blip_dirs = {}
-    for name, train, test, k, limit in cells(args):
+    for name, train, test, k, limit in cells(args, published):
         blip_dir = blip_dirs.setdefault(name, Path(tempfile.mkdtemp(prefix=f"blip-{name}-")))
         for initial in args.initial:
             rows.append(run_cell(name, train, test, k, limit, published,

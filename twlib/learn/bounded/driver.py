@@ -163,14 +163,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint)
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)
-    best, status, runs, more_tally, more_checks = iterated_local_search(
+    best, status, runs = iterated_local_search(
         state, log, rng, bound=bound, max_iter=max_iter, batch=batch,
         perturbation=perturbation, window=window, executor=executor,
-        shared=(data, score, ess, k), bar=bar)
-    for key, value in more_tally.items():
-        tally[key] += value
-    for key, value in more_checks.items():
-        checks[key] += value
+        shared=(data, score, ess, k), tally=tally, checks=checks, bar=bar)
     if bar is not None:
         bar.close()
     log.phase_ends("search")

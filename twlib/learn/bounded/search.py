@@ -64,14 +64,14 @@ def climb_and_polish(state, rng, deadline, window, tally, on_round=None):
 
 
 def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_iter,
-                          batch, perturbation, window, executor, shared, bar=None):
+                          batch, perturbation, window, executor, shared, tally, checks,
+                          bar=None):
     """Restart from the best network until the bound is met, the deadline passes or
-    ``max_iter`` runs are done (``state`` is the first run's result).
+    ``max_iter`` runs are done (``state`` is the first run's result); the restarts'
+    window tally and width checks are added to ``tally`` and ``checks``.
 
-    Returns the best snapshot, its status, the run count, and the summed window
-    tally and width checks of the restarts (the first run's are the caller's)."""
+    Returns the best snapshot, its status and the run count."""
     best, best_state, runs = state.snapshot(), state, 1
-    tally, checks = no_tally(), no_checks()
     token = uuid.uuid4().hex
     while True:
         if bar is not None:
@@ -113,7 +113,7 @@ def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_it
                 best, best_state = snap, state      # (a worker's state stays there: None)
                 log.note(f"hill climbing run {runs}", best[2])
     _WORKER_STATE.pop(token, None)     # this process's copy, when the executor was threads
-    return best, status, runs, tally, checks
+    return best, status, runs
 
 
 def _polish(state, size, rng, deadline, tally):

@@ -49,6 +49,7 @@ class SearchState:
         scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k], executor)
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
+        self._make_scratch()
         self._certify(order)
 
     def derive(self, parents, order, checks=None) -> "SearchState":
@@ -65,8 +66,15 @@ class SearchState:
         new._unblock_around([x for v in changed for x in (v, *self.parents_of(v))])
         for v in changed:
             new._set(v, tuple(sorted(parents[v])))
+        new._make_scratch()
         new._certify(order)
         return new
+
+    def _make_scratch(self):
+        """Work space of :func:`close_fill`, one per state (states may live in threads)."""
+        self._scratch = np.zeros((self.n, self.n_words), dtype=np.uint64)
+        self._slot = np.full(self.n, -1, dtype=np.int64)
+        self._touched = np.zeros(self.n, dtype=np.int64)
 
     def _certify(self, order, adj=None):
         """Make ``order`` the certificate, with its filled graph (see
@@ -77,9 +85,6 @@ class SearchState:
         self.order = np.asarray(order, dtype=np.int64).copy()
         self.filled, self.position = later_neighbours(adj, self.order)
         self.stale = False          # True once arcs are removed: the rows then hold extra fill
-        self._scratch = np.zeros_like(self.filled)
-        self._slot = np.full(self.n, -1, dtype=np.int64)
-        self._touched = np.zeros(self.n, dtype=np.int64)
 
     @property
     def score(self) -> float:
@@ -103,9 +108,10 @@ class SearchState:
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
-    def _fits(self, move, changes):
-        """Whether the DAG with ``changes`` (``[(child, new parents)]``) applied has width
-        <= k; may adopt a new order.  True, False, or None when the certificate order
+    def _fits(self, move, changes, touched):
+        """Whether the DAG with ``changes`` (``[(child, new parents)]``, changing moral
+        edges among the ``touched`` variables only) applied has width <= k; may
+        adopt a new order.  True, False, or None when the certificate order
         refused it and the round's min-fill budget is spent (undecided: try again
         later).  True means the caller applies the changes: the filled graph of
         the certificate already holds them.
@@ -133,7 +139,6 @@ class SearchState:
             return None
         self.min_fill_budget -= 1
         self.checks["min_fill"] += 1
-        touched = [x for w, ps in changes for x in (w, *ps, *self.parents_of(w))]
         start = int(np.flatnonzero(np.isin(self.order, touched))[0])
         adj = moral_bits(self._with(changes), self.n_words)
         order, width = min_fill_after(adj, self.order, start, self.k)
@@ -205,13 +210,13 @@ class SearchState:
                 return False
             changes = [(v, tuple(p for p in pv if p != u)),
                        (u, tuple(sorted(self.parents_of(u) + (v,))))]
-        fits = self._fits((kind, u, v), changes)
+        touched = [x for w, ps in changes for x in (w, *ps, *self.parents_of(w))]
+        fits = self._fits((kind, u, v), changes, touched)
         if not fits:
             if fits is None:
                 self.undecided += 1
             else:
-                self.blocked[(kind, u, v)] = [x for w, ps in changes
-                                              for x in (w, *ps, *self.parents_of(w))]
+                self.blocked[(kind, u, v)] = touched
             return False
         if kind == 2:
             self._unblock_around((v, *pv))
