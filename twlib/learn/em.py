@@ -368,7 +368,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                                time_limit=max(0.5, min(left / 2, time_limit / 6)),
                                start=best.parent_map(), max_iter=search_iter,
                                random_state=rng.integers(2**63),
-                               executor=executor)
+                               executor=executor, bound="data-free")   # no gap needed
         refit = fit_parameters(data, search.network.parent_map(), parameter_ess=parameter_ess,
                                max_iter=em_iter, tol=tol, init=search.network,
                                time_limit=max(0.0, deadline - time.perf_counter()))

@@ -53,7 +53,8 @@ from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
-__all__ = ["learn", "solve", "SolverMissing", "cluster_families", "cluster_violation",
+__all__ = ["learn", "solve", "SolverMissing", "require_scip", "cluster_families",
+           "cluster_violation",
            "violated_clusters"]
 
 _EPS = 1e-6          # a cut must be violated by more than this to be added
@@ -64,7 +65,8 @@ class SolverMissing(TwlibError, ImportError):
     """The integer-programming solver (SCIP, through pyscipopt) is not installed."""
 
 
-def _scip():
+def require_scip():
+    """The pyscipopt module, or :class:`SolverMissing` naming how to install it."""
     try:
         import pyscipopt
     except ImportError:
@@ -199,7 +201,7 @@ def _subip_clusters(child, members, values, n, time_limit):
     so is one of its parents.  The violation of a cluster is ``1 + sum values[j]
     J[j] - sum I[v]``, and only clusters with a positive one are reported.
     """
-    pyscipopt = _scip()
+    pyscipopt = require_scip()
     keep = members.any(axis=1)           # an empty parent set is outside every cluster
     if not keep.any():
         return []
@@ -489,7 +491,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     >>> res.status, round(res.score - res.upper_bound, 6)
     ('optimal', 0.0)
     """
-    pyscipopt = _scip()
+    pyscipopt = require_scip()
     _check_k(k)
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
@@ -723,5 +725,5 @@ def _auto_start(data, pss, k, score, ess, time_limit):
     if k is None:
         return greedy.order_search(pss, "fas", restarts=5, random_state=0).parents
     budget = min(10.0, 0.1 * time_limit)
-    return bounded.learn(data, k, score=score, ess=ess, time_limit=budget,
-                         random_state=0).parents
+    return bounded.learn(data, k, score=score, ess=ess, time_limit=budget, random_state=0,
+                         bound="data-free").parents       # the solver has its own bound

@@ -14,13 +14,18 @@ from ...network import BayesianNetwork
 from ...parallel import worker_count
 from ...scores import FamilyScorer
 from ..result import LearnResult
+from ...scores import ParentSetScores
 from .bounds import upper_bound
+from .lp import lp_bound, scoring_seconds
 from .search import RunLog, climb_and_polish, iterated_local_search, no_checks, no_tally
 from .starts import DP_MAX_VARS, exact_start, given_start, k_greedy_start, prune_to_width
 from .state import EPS, SearchState
 
 # Share of the time limit the k-greedy start may take.
 GREEDY_SHARE = 0.05
+# Share of the time limit the LP bound may take (scoring its parent sets included).
+BOUND_SHARE = 0.25
+BOUNDS = ("auto", "lp", "data-free")
 
 
 def _check(data: Dataset, k, time_limit, max_iter):
@@ -42,7 +47,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
           max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
           random_state=None, progress: bool = False, executor=None,
           restarts_per_round: int | None = None, start: dict | None = None,
-          initial: str = "auto") -> LearnResult:
+          initial: str = "auto", bound: str = "auto") -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -93,6 +98,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         :func:`twlib.learn.bounded.starts.k_greedy`) within 5 % of the time.
         On moviereview (1,001 variables) the climb from the empty graph ends
         higher than the climb from k-greedy (Chapter 9), hence the default.
+    bound : {"auto", "lp", "data-free"}
+        Where the proved upper bound comes from.  The exact start's optimum when
+        there is one; else ``"lp"`` is the linear relaxation of the integer
+        programme over every parent set of at most ``k`` parents
+        (:func:`twlib.learn.bounded.lp.lp_bound`), taking a quarter of
+        ``time_limit`` after its parent sets are scored, however long that takes
+        (the search has what is left of ``time_limit``);
+        ``"auto"`` is ``"lp"`` when the scoring is estimated to fit in a quarter
+        of ``time_limit`` (:func:`~twlib.learn.bounded.lp.scoring_seconds`), else
+        ``"data-free"``, the bound of :func:`upper_bound` (BIC and LL only).
+        ``stats["bound"]`` names the one used.
 
     Returns
     -------
@@ -101,6 +117,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         certificate), ``upper_bound`` (None for BDeu beyond the exact start) and
         ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
         the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
+        with ``bound`` (which upper bound: ``"exact start"``, ``"lp"``,
+        ``"data-free"`` or None), ``lp`` (the LP bound's rounds, columns, cuts
+        and ``history`` when it ran),
         with ``history`` (best score against seconds), ``phases`` (seconds of the
         start, the candidate rows, the upper bound and the search), the
         move-check counts and ``families_scored`` (in this process).
@@ -119,6 +138,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
     if initial not in ("auto", "empty", "k-greedy"):
         raise InputError(f"initial must be 'auto', 'empty' or 'k-greedy', got {initial!r}")
+    if bound not in BOUNDS:
+        raise InputError(f"bound must be one of {BOUNDS}, got {bound!r}")
     if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
         raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
     batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
@@ -134,7 +155,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     exact = None
     if start is None and initial == "auto":
         exact = exact_start(data, k, score, ess, log.deadline)
-    bound = exact[1] if exact else None
+    upper = exact[1] if exact else None
+    bound_kind = "exact start" if exact else None
     if start is not None:
         start, order = given_start(data, start, k)
     elif exact:
@@ -151,9 +173,19 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     checks = no_checks()
     state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
     log.phase_ends("candidate rows")
-    # 3. The proved upper bound, for the gap.
-    if bound is None and score != "bdeu":
-        bound = upper_bound(scorer, k)         # reads the rows just scored
+    # 3. The proved upper bound, for the gap: the LP relaxation when its parent
+    #    sets can be scored in time, else the data-free bound.
+    lp = None
+    share = BOUND_SHARE * time_limit
+    if upper is None and (bound == "lp" or bound == "auto"
+                          and scoring_seconds(n, data.n_rows, k) <= share):
+        scoring = time.perf_counter()
+        pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor)
+        scoring = time.perf_counter() - scoring
+        lp = lp_bound(pss, time_limit=share if bound == "lp" else max(share - scoring, 0.5))
+        upper, bound_kind = lp["bound"], "lp"
+    if upper is None and score != "bdeu":
+        upper, bound_kind = upper_bound(scorer, k), "data-free"   # reads the rows just scored
     log.phase_ends("upper bound")
     # 4. Hill climbing and exact windows, then restarts from the best network.
     log.note("start", state.score)
@@ -164,16 +196,16 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)
     best, status, runs = iterated_local_search(
-        state, log, rng, bound=bound, max_iter=max_iter, batch=batch,
+        state, log, rng, bound=upper, max_iter=max_iter, batch=batch,
         perturbation=perturbation, window=window, executor=executor,
         shared=(data, score, ess, k), tally=tally, checks=checks, bar=bar)
     if bar is not None:
         bar.close()
     log.phase_ends("search")
-    return _result(data, best, k, score, parameter_ess, bound, status, log.started,
+    return _result(data, best, k, score, parameter_ess, upper, status, log.started,
                    {"runs": runs, "history": log.history, **tally, "phases": log.phases,
                     "families_scored": len(scorer), "checks": checks,
-                    "exact_start": exact is not None})
+                    "exact_start": exact is not None, "bound": bound_kind, "lp": lp})
 
 
 def _progress_bar(progress, total):
