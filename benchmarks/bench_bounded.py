@@ -17,13 +17,19 @@ variables (3,000 rows, 2-4 states, in-degree <= 3) at k = 3; BLIP k-MAX beside e
 Its headline is the median of twlib's seconds to pass hc-ET as a fraction of
 hc-ET's own seconds.
 
+``--seeds``: twlib runs each cell once per random state and prints, per cell,
+the worst and best BIC, their spread, and how far the worst falls below the
+saved run (``data/results/ch09_bounded.csv``): the run-to-run noise a later
+run is judged against.
+
     python benchmarks/bench_bounded.py [--quick] [--tables nltcs plants] [--ks 3 5 7]
-        [--large] [--initial auto k-greedy] [--save data/results/ch09_bounded.csv]
+        [--large] [--initial auto k-greedy] [--seeds 0 1 2] [--save data/results/ch09_bounded.csv]
         [--history PATH]
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -38,6 +44,7 @@ from twlib.scores import network_score
 
 PUBLISHED = (Path(__file__).resolve().parents[1] / "data" / "published"
              / "benjumeda2019_debd_bic.csv")
+SAVED = PUBLISHED.parents[1] / "results" / "ch09_bounded.csv"
 LARGE_LIMIT = 120.0          # seconds where no hc-ET run is published
 RANDOM_SIZES = (1000, 2000, 5000)
 HISTORIES: list = []         # every run's best score against seconds, for --history
@@ -51,15 +58,16 @@ def random_table(n: int, seed: int = 0):
     return net.sample(3000, random_state=seed + 1), net.sample(1000, random_state=seed + 2)
 
 
-def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto") -> dict:
+def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto", seed=0) -> dict:
     """twlib (and BLIP k-MAX in ``blip_dir`` when given and BLIP_JAR is set) on one
     table at bound ``k``."""
-    res = bounded.learn(train, k=k, time_limit=limit, random_state=0, initial=initial)
+    res = bounded.learn(train, k=k, time_limit=limit, random_state=seed, initial=initial)
     history = res.stats["history"]
-    HISTORIES.extend({"data": name, "k": k, "initial": initial, **h} for h in history)
+    HISTORIES.extend({"data": name, "k": k, "initial": initial, "seed": seed, **h}
+                     for h in history)
     row = {"data": name, "n": train.n_vars, "N": train.n_rows, "k": k, "initial": initial,
-           "twlib_bic": res.score, "twlib_s": history[-1]["seconds"], "limit_s": limit,
-           "width": res.width, "gap_pct": res.gap,
+           "seed": seed, "twlib_bic": res.score, "twlib_s": history[-1]["seconds"],
+           "limit_s": limit, "width": res.width, "gap_pct": res.gap, "bound": res.stats["bound"],
            "test_ll": res.network.log_likelihood(test) / test.n_rows}
     if (name, "hc-ET", k) in published.index:
         hc, kmax = published.loc[(name, "hc-ET", k)], published.loc[(name, "k-MAX", k)]
@@ -71,6 +79,16 @@ def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto") -
     if blip is not None:
         row["blip_kMAX_bic"] = network_score(train, blip[0], "bic")
     return row
+
+
+def seed_spread(table: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: the seeds' worst, best and spread of BIC, and the saved run's BIC beside them."""
+    spread = table.groupby(["data", "k", "initial"]).twlib_bic.agg(["min", "max"])
+    spread["spread"] = spread["max"] - spread["min"]
+    saved = pd.read_csv(SAVED).set_index(["data", "k"]).twlib_bic
+    spread["saved"] = [saved.get((d, k), np.nan) for d, k, _ in spread.index]
+    spread["worst_below_saved"] = spread["saved"] - spread["min"]
+    return spread.round(1)
 
 
 def cells(args, published):
@@ -115,6 +133,9 @@ def main() -> None:
     ap.add_argument("--initial", nargs="+", default=["auto"],
                     choices=["auto", "empty", "k-greedy"],
                     help="twlib's starts to run (see bounded.learn's initial)")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0],
+                    help="twlib's random states; with several, the spread per cell is printed "
+                         "beside the saved run (BLIP runs with the first only)")
     ap.add_argument("--save", type=Path, help="write the table as CSV")
     ap.add_argument("--history", type=Path, help="write each run's score against time as CSV")
     args = ap.parse_args()
@@ -123,9 +144,10 @@ def main() -> None:
     blip_dirs = {}
     for name, train, test, k, limit in cells(args, published):
         blip_dir = blip_dirs.setdefault(name, Path(tempfile.mkdtemp(prefix=f"blip-{name}-")))
-        for initial in args.initial:
+        for initial, seed in itertools.product(args.initial, args.seeds):
+            first = initial == args.initial[0] and seed == args.seeds[0]
             rows.append(run_cell(name, train, test, k, limit, published,
-                                 blip_dir if initial == args.initial[0] else None, initial))
+                                 blip_dir if first else None, initial, seed))
             print(pd.DataFrame([rows[-1]]).to_string(index=False, header=len(rows) == 1,
                                                      float_format=lambda x: f"{x:.1f}"),
                   flush=True)
@@ -134,7 +156,10 @@ def main() -> None:
             if args.history:
                 pd.DataFrame(HISTORIES).to_csv(args.history, index=False)
     table = pd.DataFrame(rows)
-    table = table[table.initial == args.initial[0]]          # the headline: the first start
+    if len(args.seeds) > 1:
+        print(seed_spread(table))
+    table = table[(table.initial == args.initial[0])          # the headline: the first start
+                  & (table.seed == args.seeds[0])]            # and seed
     if "blip_kMAX_bic" in table:
         mine = table.dropna(subset=["blip_kMAX_bic"])
         tail = f", above BLIP k-MAX on {int((mine.twlib_bic >= mine.blip_kMAX_bic).sum())}/" \

@@ -43,6 +43,7 @@ _TOL = 1e-7            # reduced costs and violations below this are zero
 _COLUMNS_PER_ROUND = 8  # new columns per variable and round
 _CUTS_PER_ROUND = 50
 _CUT_ROUNDS = 3        # rounds of cuts alone between two pricings
+_IDLE_SOLVES = 20      # a cut slack this many solves in a row is dropped
 
 
 def scoring_seconds(n_vars: int, n_rows: int, k: int) -> float:
@@ -142,6 +143,8 @@ class _Master:
         self.lp.addRows([[] for _ in range(cols.n)], lhss=[1.0] * cols.n, rhss=[1.0] * cols.n)
         self.rows = np.zeros(0, dtype=np.int64)
         self.clusters = np.zeros((0, cols.n), dtype=bool)
+        self.idle = np.zeros(0, dtype=np.int64)    # solves each cut has been slack for
+        self.cuts_added = 0
         self.add_columns(rows)
 
     def add_columns(self, rows):
@@ -163,6 +166,22 @@ class _Master:
                        np.flatnonzero(cluster_families(cluster, child, members))]
             self.lp.addRow(entries, lhs=1.0, rhs=None)
         self.clusters = np.vstack([self.clusters, clusters])
+        self.idle = np.concatenate([self.idle, np.zeros(len(clusters), dtype=np.int64)])
+        self.cuts_added += len(clusters)
+
+    def _purge(self):
+        """Drop the cuts that were slack with a zero dual for the last
+        ``_IDLE_SOLVES`` solves: they cost every re-solve and bound nothing
+        (separation finds them again if they are violated later)."""
+        drop = np.flatnonzero(self.idle >= _IDLE_SOLVES)
+        if not len(drop):
+            return
+        runs = np.split(drop, np.flatnonzero(np.diff(drop) > 1) + 1)
+        for run in reversed(runs):          # from the end, so earlier indices stay put
+            self.lp.delRows(self.cols.n + int(run[0]), self.cols.n + int(run[-1]))
+        keep = np.ones(len(self.clusters), dtype=bool)
+        keep[drop] = False
+        self.clusters, self.idle = self.clusters[keep], self.idle[keep]
 
     def _cut_entries(self, rows):
         if not len(self.clusters):
@@ -172,13 +191,18 @@ class _Master:
         return np.array([cluster_families(c, child, members) for c in self.clusters])
 
     def solve(self):
-        """(value, x, variable duals, cut duals >= 0) of the restricted programme."""
+        """(value, x, variable duals, cut duals >= 0) of the restricted programme, its
+        cuts being ``self.clusters`` after long-idle ones are dropped."""
+        self._purge()
         value = self.lp.solve()
         if not self.lp.isOptimal():
             raise InternalError("the restricted linear programme was not solved to optimality")
         dual = np.asarray(self.lp.getDual())
         n = self.cols.n
-        return value, np.asarray(self.lp.getPrimal()), dual[:n], np.maximum(-dual[n:], 0.0)
+        cut_duals = np.maximum(-dual[n:], 0.0)
+        slack = np.asarray(self.lp.getActivity())[n:] > 1.0 + _TOL
+        self.idle = np.where(slack & (cut_duals < _TOL), self.idle + 1, 0)
+        return value, np.asarray(self.lp.getPrimal()), dual[:n], cut_duals
 
 
 def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: bool = True
@@ -189,9 +213,11 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     rules only), the bound holds for every network of tree-width ``<= k``.
 
     Returns a dict: ``bound`` (the smallest Lagrangian bound met), ``lp`` (the
-    restricted programme's last value, a lower estimate of the relaxation),
-    ``converged`` (no column priced in and no cut was found), ``rounds``,
-    ``columns`` (used of ``candidates``), ``cuts`` and ``seconds``.
+    restricted programme's last value), ``converged`` (no column priced in and
+    no violated cluster was found: ``bound`` is then the relaxation's optimum),
+    ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added) and
+    ``cuts_kept`` (the rest were dropped after long slack), ``seconds`` and
+    ``history`` (the bound against seconds at each pricing).
 
     >>> from twlib.datasets import load_sklearn
     >>> pss = ParentSetScores(load_sklearn("iris"), max_parents=2)
@@ -249,7 +275,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         master.add_cuts(np.array([c for _, c in found]))
     return {"bound": max(bound, value), "lp": value, "converged": converged,
             "rounds": rounds, "columns": len(master.rows), "candidates": len(cols.scores),
-            "cuts": len(master.clusters), "seconds": time.perf_counter() - started,
+            "cuts": master.cuts_added, "cuts_kept": len(master.clusters),
+            "seconds": time.perf_counter() - started,
             "history": history}
 
 
