@@ -98,3 +98,17 @@ def test_bit_tricks_equal_python_integers(x):
         assert lowest_index(np.uint64(x)) == (x & -x).bit_length() - 1
     if x < 2**63:
         assert popcount(np.int64(x)) == bin(x).count("1")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 6), st.integers(1, 200), st.integers(0, 2**31))
+def test_bool_rows_round_trip_through_bitsets_as_python_integers(rows, n, seed):
+    from twlib.bitsets import from_bool_rows, to_bool_rows
+
+    bools = np.random.default_rng(seed).random((rows, n)) < 0.3
+    words = from_bool_rows(bools)
+    assert words.shape == (rows, (n + 63) // 64)
+    for row, packed in zip(bools, words):           # bit v of the set is element v
+        value = sum(int(w) << (64 * i) for i, w in enumerate(packed))
+        assert value == sum(1 << int(v) for v in np.flatnonzero(row))
+    assert np.array_equal(to_bool_rows(words, n), bools)

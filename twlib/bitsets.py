@@ -1,8 +1,9 @@
 """Bit tricks on 64-bit words, shared by the compiled kernels that keep sets as bitsets.
 
 A graph is kept as bitset rows: ``adj[v, w]`` holds the neighbours ``64 w .. 64 w + 63``
-of ``v`` (uint64), and a set of vertices as one row of words.  Every function is
-numba-compiled and callable from other kernels or from Python.
+of ``v`` (uint64), and a set of vertices as one row of words.  The kernels are
+numba-compiled and callable from other kernels or from Python; :func:`to_bool_rows`
+and :func:`from_bool_rows` convert between bitset rows and bool rows in numpy.
 
 >>> popcount(0b1011), lowest_index(0b1000)
 (3, 3)
@@ -13,7 +14,7 @@ import numba as nb
 import numpy as np
 
 __all__ = ["popcount", "lowest_index", "all_alive", "alive_neighbours", "eliminate_vertex",
-           "missing_edges"]
+           "missing_edges", "to_bool_rows", "from_bool_rows"]
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -88,3 +89,28 @@ def missing_edges(adj, nbr, m, weight, weighted):
             if not (adj[a, b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
                 fill += weight[a] * weight[b] if weighted else 1.0
     return fill
+
+
+def to_bool_rows(words: np.ndarray, n: int) -> np.ndarray:
+    """Bitset rows (uint64, one row per set) as bool rows over ``n`` elements.
+
+    >>> to_bool_rows(np.array([[0b101]], dtype=np.uint64), 4).tolist()
+    [[True, False, True, False]]
+    """
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    bits = np.unpackbits(words.view(np.uint8), axis=1, count=64 * words.shape[1],
+                         bitorder="little")
+    return bits[:, :n].astype(bool)
+
+
+def from_bool_rows(rows: np.ndarray) -> np.ndarray:
+    """Bool rows as bitset rows (uint64, ``ceil(n / 64)`` words each).
+
+    >>> from_bool_rows(np.array([[True, False, True]])).tolist()
+    [[5]]
+    """
+    rows = np.asarray(rows, dtype=bool)
+    words = (rows.shape[1] + 63) // 64
+    padded = np.zeros((rows.shape[0], 64 * words), dtype=bool)
+    padded[:, :rows.shape[1]] = rows
+    return np.packbits(padded, axis=1, bitorder="little").view(np.uint64)

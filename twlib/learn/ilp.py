@@ -54,8 +54,7 @@ from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
 __all__ = ["learn", "solve", "SolverMissing", "require_scip", "cluster_families",
-           "cluster_violation",
-           "violated_clusters"]
+           "cluster_violation", "violated_clusters"]
 
 _EPS = 1e-6          # a cut must be violated by more than this to be added
 _MAX_CUTS = 20       # cluster cuts per separation round

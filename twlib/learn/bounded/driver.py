@@ -12,9 +12,8 @@ from ...errors import InputError, InternalError
 from ...graphs import elimination_width, moral_graph, treewidth_exact
 from ...network import BayesianNetwork
 from ...parallel import worker_count
-from ...scores import FamilyScorer
+from ...scores import FamilyScorer, ParentSetScores
 from ..result import LearnResult
-from ...scores import ParentSetScores
 from .bounds import upper_bound
 from .lp import lp_bound, scoring_seconds
 from .search import RunLog, climb_and_polish, iterated_local_search, no_checks, no_tally

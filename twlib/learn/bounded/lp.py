@@ -31,6 +31,7 @@ import numba as nb
 import numpy as np
 
 from ...errors import InputError, InternalError
+from ...bitsets import from_bool_rows, to_bool_rows
 from ...scores import ParentSetScores
 from ..ilp import cluster_families, require_scip, violated_clusters
 
@@ -93,15 +94,6 @@ def _priced_values(offsets, masks, scores, cut_start, cut_index, cut_masks, weig
     return out, best
 
 
-def _mask_rows(clusters: np.ndarray) -> np.ndarray:
-    """Bool cluster rows as uint64 bitset rows."""
-    n = clusters.shape[1]
-    out = np.zeros((clusters.shape[0], (n + 63) // 64), dtype=np.uint64)
-    for v in range(n):
-        out[clusters[:, v], v // 64] |= np.uint64(1) << np.uint64(v % 64)
-    return out
-
-
 class _Columns:
     """Every kept family of ``pss``, flat and grouped by child (best first within each)."""
 
@@ -115,12 +107,6 @@ class _Columns:
         self.offsets = np.concatenate([[0], np.cumsum(sizes)])
         self.empty = np.flatnonzero(~self.masks.any(axis=1))   # one per variable
 
-    def members(self, rows) -> np.ndarray:
-        """Bool parent rows (families x variables) of the columns ``rows``."""
-        bits = (self.masks[rows][:, :, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
-        return bits.reshape(len(rows), -1 if len(rows) else 64 * self.masks.shape[1])[
-            :, :self.n].astype(bool)
-
     def values(self, clusters, weights, floor):
         """Each family's score plus the weights of the cluster constraints it is in
         (``-inf`` where it cannot matter, see :func:`_priced_values`), and each
@@ -130,7 +116,7 @@ class _Columns:
         cut_start = np.concatenate([[0], np.cumsum(holding.sum(axis=1))])
         cut_index = np.nonzero(holding)[1]
         return _priced_values(self.offsets, self.masks, self.scores, cut_start, cut_index,
-                              _mask_rows(clusters[live]), weights[live], floor)
+                              from_bool_rows(clusters[live]), weights[live], floor)
 
 
 class _Master:
@@ -142,6 +128,9 @@ class _Master:
         self.lp = pyscipopt.LP("restricted", sense="maximize")
         self.lp.addRows([[] for _ in range(cols.n)], lhss=[1.0] * cols.n, rhss=[1.0] * cols.n)
         self.rows = np.zeros(0, dtype=np.int64)
+        self.child = np.zeros(0, dtype=np.int64)            # of each column in the LP
+        self.members = np.zeros((0, cols.n), dtype=bool)    # its parents, as a bool row
+        self.holds = np.zeros(len(cols.scores), dtype=bool)  # which kept families are in
         self.clusters = np.zeros((0, cols.n), dtype=bool)
         self.idle = np.zeros(0, dtype=np.int64)    # solves each cut has been slack for
         self.cuts_added = 0
@@ -150,20 +139,23 @@ class _Master:
     def add_columns(self, rows):
         """Columns ``rows`` join, with their entries in every cut so far."""
         cols = self.cols
-        inside = self._cut_entries(rows)
+        child, members = cols.child[rows], to_bool_rows(cols.masks[rows], cols.n)
+        inside = np.array([cluster_families(c, child, members) for c in self.clusters]
+                          ).reshape(len(self.clusters), len(rows))
         for i, j in enumerate(rows):
-            entries = [(int(cols.child[j]), 1.0)]
+            entries = [(int(child[i]), 1.0)]
             entries += [(cols.n + int(c), 1.0) for c in np.flatnonzero(inside[:, i])]
             self.lp.addCol(entries, obj=float(cols.scores[j]))
         self.rows = np.concatenate([self.rows, rows])
+        self.child = np.concatenate([self.child, child])
+        self.members = np.vstack([self.members, members])
+        self.holds[rows] = True
 
     def add_cuts(self, clusters):
         """Cluster constraints ``sum x >= 1`` over the families each one sums."""
-        members = self.cols.members(self.rows)
-        child = self.cols.child[self.rows]
         for cluster in clusters:
             entries = [(int(i), 1.0) for i in
-                       np.flatnonzero(cluster_families(cluster, child, members))]
+                       np.flatnonzero(cluster_families(cluster, self.child, self.members))]
             self.lp.addRow(entries, lhs=1.0, rhs=None)
         self.clusters = np.vstack([self.clusters, clusters])
         self.idle = np.concatenate([self.idle, np.zeros(len(clusters), dtype=np.int64)])
@@ -182,13 +174,6 @@ class _Master:
         keep = np.ones(len(self.clusters), dtype=bool)
         keep[drop] = False
         self.clusters, self.idle = self.clusters[keep], self.idle[keep]
-
-    def _cut_entries(self, rows):
-        if not len(self.clusters):
-            return np.zeros((0, len(rows)), dtype=bool)
-        members = self.cols.members(rows)
-        child = self.cols.child[rows]
-        return np.array([cluster_families(c, child, members) for c in self.clusters])
 
     def solve(self):
         """(value, x, variable duals, cut duals >= 0) of the restricted programme, its
@@ -214,7 +199,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
 
     Returns a dict: ``bound`` (the smallest Lagrangian bound met), ``lp`` (the
     restricted programme's last value), ``converged`` (no column priced in and
-    no violated cluster was found: ``bound`` is then the relaxation's optimum),
+    no violated cluster was found; with ``exact_separation``, ``bound`` is then
+    the relaxation's optimum),
     ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added) and
     ``cuts_kept`` (the rest were dropped after long slack), ``seconds`` and
     ``history`` (the bound against seconds at each pricing).
@@ -234,8 +220,6 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     first = np.concatenate([np.arange(lo, min(lo + _COLUMNS_PER_ROUND, hi))
                             for lo, hi in zip(cols.offsets[:-1], cols.offsets[1:])])
     master = _Master(require_scip(), cols, np.union1d(first, cols.empty))
-    in_master = np.zeros(len(cols.scores), dtype=bool)
-    in_master[master.rows] = True
     # every variable's best family alone: the Lagrangian bound with no cuts
     bound = float(cols.scores[cols.offsets[:-1]].sum())
     value, rounds, converged, history, cut_rounds = -math.inf, 0, False, [], 0
@@ -244,7 +228,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         value, x, var_duals, cut_duals = master.solve()
         # cuts first: re-solving the restricted programme is cheap, pricing every
         # column is not
-        support = (cols.child[master.rows], cols.members(master.rows), x, n)
+        support = (master.child, master.members, x, n)
         found = violated_clusters(*support, exact=False, max_cuts=_CUTS_PER_ROUND)
         if found:
             master.add_cuts(np.array([c for _, c in found]))
@@ -258,9 +242,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         history.append({"seconds": time.perf_counter() - started, "bound": bound,
                         "lp": value})
         gain = priced - var_duals[cols.child]
-        new_rows = _entering(cols, np.flatnonzero((gain > _TOL) & ~in_master), gain)
+        new_rows = _entering(cols, np.flatnonzero((gain > _TOL) & ~master.holds), gain)
         if len(new_rows):
-            in_master[new_rows] = True
             master.add_columns(new_rows)
             continue
         if found:

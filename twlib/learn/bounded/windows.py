@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...bitsets import to_bool_rows
 from .. import order_graph
 from .state import EPS
 from .width import filled_graph, moral_bits, parent_rows
@@ -10,8 +11,7 @@ from .width import filled_graph, moral_bits, parent_rows
 
 def _neighbours(adj, n):
     """Adjacency bitsets as a list of Python sets."""
-    bits = np.unpackbits(adj.view(np.uint8), axis=1, bitorder="little")[:, :n]
-    return [set(np.flatnonzero(row).tolist()) for row in bits]
+    return [set(np.flatnonzero(row).tolist()) for row in to_bool_rows(adj, n)]
 
 
 def _window_candidates(v, nbrs, k, scorer, cap):
