@@ -23,7 +23,7 @@ saved run (``data/results/ch09_bounded.csv``): the run-to-run noise a later
 run is judged against.
 
     python benchmarks/bench_bounded.py [--quick] [--tables nltcs plants] [--ks 3 5 7]
-        [--large] [--initial auto k-greedy] [--seeds 0 1 2] [--save data/results/ch09_bounded.csv]
+        [--large] [--initial auto k-greedy k-max race] [--seeds 0 1 2] [--save data/results/ch09_bounded.csv]
         [--history PATH]
 """
 from __future__ import annotations
@@ -68,7 +68,10 @@ def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto", s
     row = {"data": name, "n": train.n_vars, "N": train.n_rows, "k": k, "initial": initial,
            "seed": seed, "twlib_bic": res.score, "twlib_s": history[-1]["seconds"],
            "limit_s": limit, "width": res.width, "gap_pct": res.gap, "bound": res.stats["bound"],
-           "test_ll": res.network.log_likelihood(test) / test.n_rows}
+           "test_ll": res.network.log_likelihood(test) / test.n_rows,
+           "start_bic": next(h["score"] for h in history if h["event"] == "start")}
+    for start, value in (res.stats["race"] or {}).items():
+        row[f"race_{start}_bic"] = value           # where each climb of the race got to
     if (name, "hc-ET", k) in published.index:
         hc, kmax = published.loc[(name, "hc-ET", k)], published.loc[(name, "k-MAX", k)]
         row.update(hcET_bic=float(hc["bic"]), hcET_s=float(hc["seconds"]),
@@ -131,7 +134,7 @@ def main() -> None:
     ap.add_argument("--large", action="store_true",
                     help="nips, moviereview and random networks of 1,000-5,000 variables")
     ap.add_argument("--initial", nargs="+", default=["auto"],
-                    choices=["auto", "empty", "k-greedy"],
+                    choices=list(bounded.INITIALS),
                     help="twlib's starts to run (see bounded.learn's initial)")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0],
                     help="twlib's random states; with several, the spread per cell is printed "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import networkx as nx
 import numpy as np
@@ -20,7 +21,7 @@ from twlib.learn import bounded, order_graph
 from twlib.learn.bounded.width import (apply_fill, close_fill, filled_graph, later_neighbours,
                                        min_fill, min_fill_after, moral_bits, parent_rows, reaches,
                                        width_along)
-from twlib.learn.bounded.starts import k_greedy
+from twlib.learn.bounded.starts import k_greedy, k_max, k_max_clique
 from twlib.learn.bounded.windows import improve_window
 from twlib.network import BayesianNetwork, random_network
 from twlib.scores import FamilyScorer, ParentSetScores, local_score, network_score
@@ -202,6 +203,19 @@ def test_closing_the_fill_equals_eliminating_again(n, k, n_new, seed):
     assert max(sizes, default=0) == true_width
 
 
+def _random_candidates(n, k, rng, empty_score):
+    """Six random parent sets of 1 to k + 1 parents per variable with normal scores,
+    and the empty set scored ``empty_score(rng)``, best first."""
+    candidates = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        sets = {tuple(sorted(rng.choice(others, size=int(rng.integers(1, min(k + 1, n - 1) + 1)),
+                                        replace=False).tolist())) for _ in range(6)}
+        scored = [(float(rng.normal()), ps) for ps in sets] + [(empty_score(rng), ())]
+        candidates.append(sorted(scored, key=lambda t: -t[0]))
+    return candidates
+
+
 def _k_greedy_twin(candidates, k, order):
     """k-greedy written plainly on a networkx k-tree, with the kernel's rules: the
     best candidate that is a clique of placed variables, joined to the oldest
@@ -230,14 +244,7 @@ def _k_greedy_twin(candidates, k, order):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 30), st.integers(1, 4), st.integers(0, 2**31))
 def test_k_greedy_equals_its_twin_and_is_certified(n, k, seed):
-    rng = np.random.default_rng(seed)
-    candidates = []
-    for v in range(n):
-        others = [u for u in range(n) if u != v]
-        sets = {tuple(sorted(rng.choice(others, size=int(rng.integers(1, min(k + 1, n - 1) + 1)),
-                                        replace=False).tolist())) for _ in range(6)}
-        scored = [(float(rng.normal()), ps) for ps in sets] + [(-5.0, ())]
-        candidates.append(sorted(scored, key=lambda t: -t[0]))
+    candidates = _random_candidates(n, k, np.random.default_rng(seed), lambda rng: -5.0)
     parents, order, score = k_greedy(candidates, k, np.random.default_rng(seed))
     insertion = order[::-1].tolist()
     twin_parents, twin_score, tree = _k_greedy_twin(candidates, k, insertion)
@@ -249,6 +256,58 @@ def test_k_greedy_equals_its_twin_and_is_certified(n, k, seed):
     if n > k:                                         # a k-tree: chordal, k n - k(k+1)/2 edges
         assert nx.is_chordal(tree) and tree.number_of_edges() == k * n - k * (k + 1) // 2
         assert all(tree.has_edge(a, b) for a, b in moral.edges)
+    assert elimination_width(moral, order.tolist()) <= k
+
+
+def _k_max_twin(candidates, k, clique):
+    """k-MAX written plainly: the best DAG on the first clique by trying every
+    order; then, each step, every waiting variable's first candidate inside a
+    (k+1)-clique made so far, the one closest to its own best (scaled by its
+    candidates' range; ties to the lowest variable) joined to the oldest clique
+    holding its set, less that clique's first vertex outside the set."""
+    usable = [[(s, ps) for s, ps in c if len(ps) <= k] for c in candidates]
+    head = max((sum(next(s for s, ps in usable[v] if set(ps) <= set(perm[:i]))
+                    for i, v in enumerate(perm)), perm)
+               for perm in itertools.permutations(clique.tolist()))[1]
+    parents, total = {}, 0.0
+    for i, v in enumerate(head):
+        score, ps = next((s, ps) for s, ps in usable[v] if set(ps) <= set(head[:i]))
+        parents[v], total = tuple(sorted(ps)), total + score
+    cliques = [tuple(clique.tolist())]
+    tree = nx.complete_graph(head)
+    while len(parents) < len(candidates):
+        options = []
+        for u in sorted(set(range(len(candidates))) - set(parents)):
+            scores = [s for s, _ in usable[u]]
+            score, ps = next((s, ps) for s, ps in usable[u]
+                             if any(set(ps) <= set(c) for c in cliques))
+            spread = max(scores) - min(scores)
+            options.append(((max(scores) - score) / spread if spread > 0 else 0.0, u, score, ps))
+        _, v, score, ps = min(options)
+        parents[v], total = tuple(sorted(ps)), total + score
+        held = next(c for c in cliques if set(ps) <= set(c))
+        drop = next(x for x in held if x not in ps)
+        cliques.append(tuple(x for x in held if x != drop) + (v,))
+        tree.add_edges_from((v, x) for x in cliques[-1][:-1])
+    return parents, total, tree
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 14), st.integers(1, 4), st.integers(0, 2**31))
+def test_k_max_equals_its_twin_and_is_certified(n, k, seed):
+    k = min(k, n - 1)
+    candidates = _random_candidates(n, k, np.random.default_rng(seed),
+                                    lambda rng: float(rng.normal()) - 3)
+    parents, order, score = k_max(candidates, k, np.random.default_rng(seed))
+    clique = k_max_clique(candidates, k, np.random.default_rng(seed))
+    twin_parents, twin_score, tree = _k_max_twin(candidates, k, clique)
+    assert parents == [twin_parents[v] for v in range(n)] and score == pytest.approx(twin_score)
+    place = {v: i for i, v in enumerate(order[::-1].tolist())}
+    assert all(place[p] < place[v] for v in range(n) for p in parents[v])     # acyclic
+    moral = moral_graph(dict(enumerate(parents)))
+    moral.add_nodes_from(range(n))
+    assert nx.is_chordal(tree) and tree.number_of_edges() == k * n - k * (k + 1) // 2
+    assert all(tree.has_edge(a, b) for a, b in moral.edges)
     assert elimination_width(moral, order.tolist()) <= k
 
 
@@ -272,13 +331,33 @@ def test_candidate_sets_are_scored_exactly_and_beat_their_kept_subsets(n, m, sco
                         assert s > kept[sub]
 
 
-def test_k_greedy_start_certifies_its_network():
+@pytest.mark.parametrize("score", ["bic", "bdeu"])
+def test_candidate_lists_on_an_executor_are_the_ones_of_this_process(score):
+    ds = _dataset(5, 12, 400)
+    here = FamilyScorer(ds, score=score).candidate_lists(3)
+    with ThreadPoolExecutor(3) as ex:
+        there = FamilyScorer(ds, score=score).candidate_lists(3, executor=ex)
+    assert there == here == [FamilyScorer(ds, score=score).candidate_sets(v, 3)
+                             for v in range(12)]
+
+
+@pytest.mark.parametrize("initial", ["k-greedy", "k-max"])
+def test_ktree_start_certifies_its_network(initial):
     ds = _dataset(3, 40, 600, max_arity=2)
-    res = bounded.learn(ds, k=2, time_limit=20, max_iter=1, window=0, initial="k-greedy",
+    res = bounded.learn(ds, k=2, time_limit=20, max_iter=1, window=0, initial=initial,
                         random_state=0)
-    assert res.stats["history"][0]["event"] == "k-greedy start"
+    assert res.stats["history"][0]["event"] == f"{initial} start"
     assert res.stats["history"][1]["event"] == "start"
     assert res.width <= 2 and res.score >= res.stats["history"][0]["score"]
+
+
+def test_race_goes_on_from_the_better_climb():
+    ds = _dataset(4, 40, 600, max_arity=2)
+    res = bounded.learn(ds, k=2, time_limit=20, max_iter=1, window=0, initial="race",
+                        random_state=0)
+    race = res.stats["race"]
+    assert set(race) == {"k-max", "empty"} and res.width <= 2
+    assert res.score >= max(race.values()) - 1e-6 * abs(res.score)
 
 
 def test_width_check_stops_early_above_k():

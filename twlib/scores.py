@@ -409,6 +409,37 @@ class FamilyScorer:
         return sorted(((s, ps) for ps, s in kept.items() if ps not in dominated),
                       key=lambda t: (-t[0], len(t[1])))
 
+    def candidate_lists(self, max_parents: int, executor=None, top: int = 8,
+                        budget: int = 32) -> list:
+        """:meth:`candidate_sets` of every variable, in blocks of variables on the
+        workers of ``executor`` when one is given (each block sent with its
+        variables' rows of single-parent scores); the lists are the same as in
+        this process, and their sets' scores are remembered here.
+
+        >>> import pandas as pd
+        >>> from concurrent.futures import ThreadPoolExecutor
+        >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1] * 4,
+        ...                                        "b": [0, 1, 0, 1] * 4, "c": [0, 0, 1, 1] * 4}))
+        >>> with ThreadPoolExecutor(2) as ex:
+        ...     lists = FamilyScorer(ds).candidate_lists(2, executor=ex)
+        >>> lists == [FamilyScorer(ds).candidate_sets(v, 2) for v in range(3)]
+        True
+        """
+        n = self.data.n_vars
+        self.prefetch([(v, ()) for v in range(n)], executor)
+        if executor is None:
+            return [self.candidate_sets(v, max_parents, top, budget) for v in range(n)]
+        parts = blocks(list(range(n)), task_count(executor))
+        results = run_tasks(executor, _candidate_block,
+                            (self.data, self.score, self.ess, max_parents, top, budget),
+                            [([(v, self._cache[(v, ())], self._rows[(v, ())]) for v in part],)
+                             for part in parts])
+        lists = [found for scored in results for found in scored]
+        for v, found in enumerate(lists):
+            for value, parents in found:
+                self._cache.setdefault((v, parents), value)
+        return lists
+
     def prefetch(self, families, executor=None) -> None:
         """Score each family ``(child, parents)`` and its growths by every other
         variable -- the rows a local search reads first -- and remember them as
@@ -605,6 +636,17 @@ def _score_rows(shared, families):
     scorer = FamilyScorer(data, score=score, ess=ess)
     return [(scorer(child, parents), scorer.growth_row(child, parents))
             for child, parents in families]
+
+
+def _candidate_block(shared, rows):
+    """A worker's block of :meth:`FamilyScorer.candidate_lists`, from each child's
+    ``(child, empty-set score, single-parent row)``."""
+    data, score, ess, max_parents, top, budget = shared
+    scorer = FamilyScorer(data, score=score, ess=ess)
+    for child, value, row in rows:
+        scorer._cache[(child, ())] = value
+        scorer._rows[(child, ())] = row
+    return [scorer.candidate_sets(child, max_parents, top, budget) for child, _, _ in rows]
 
 
 def _score_block(shared, combos, todo):

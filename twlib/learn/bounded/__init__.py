@@ -23,13 +23,13 @@ at most ``k`` it is returned as optimal, else its score is the upper bound and
 its arcs, pruned to the bound, are a start.
 
 The package's modules follow the steps of a run: ``starts`` (where the climb
-begins), ``state`` (the search state and its climb, on the kernels of
+begins: the exact optimum, a user's network, k-greedy or k-MAX), ``state`` (the search state and its climb, on the kernels of
 ``width``), ``windows`` (local exact re-optimisation), ``search`` (iterated
 local search and its restarts), ``bounds`` (the proved upper bound) and
 ``driver`` (:func:`learn`, which runs them in that order).
 """
 from .bounds import upper_bound
-from .driver import learn
+from .driver import INITIALS, learn
 from .starts import DP_MAX_VARS
 
-__all__ = ["learn", "DP_MAX_VARS", "upper_bound"]
+__all__ = ["learn", "DP_MAX_VARS", "INITIALS", "upper_bound"]

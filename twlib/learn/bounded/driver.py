@@ -16,12 +16,16 @@ from ...scores import FamilyScorer, ParentSetScores
 from ..result import LearnResult
 from .bounds import upper_bound
 from .lp import lp_bound, scoring_seconds
-from .search import RunLog, climb_and_polish, iterated_local_search, no_checks, no_tally
-from .starts import DP_MAX_VARS, exact_start, given_start, k_greedy_start, prune_to_width
+from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
+                     no_tally)
+from .starts import DP_MAX_VARS, exact_start, given_start, ktree_start, prune_to_width
 from .state import EPS, SearchState
 
-# Share of the time limit the k-greedy start may take.
+# Share of the time limit a k-tree start (k-greedy, k-MAX) may take.
 GREEDY_SHARE = 0.05
+# Share of the time limit each climb of initial="race" may take.
+RACE_SHARE = 0.1
+INITIALS = ("auto", "empty", "k-greedy", "k-max", "race")
 # Share of the time limit the LP bound may take (scoring its parent sets included).
 BOUND_SHARE = 0.25
 BOUNDS = ("auto", "lp", "data-free")
@@ -89,14 +93,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         climb from (structural EM passes its current network) instead of the
         default start: the exact optimum of in-degree ``k`` on small data, else
         the empty graph.
-    initial : {"auto", "empty", "k-greedy"}
+    initial : {"auto", "empty", "k-greedy", "k-max", "race"}
         The start when none is given: ``"auto"`` is the exact optimum of
         in-degree ``k`` pruned to the bound on small data (at most
-        :data:`DP_MAX_VARS` variables), else the empty graph; ``"k-greedy"`` the
-        best network of repeated k-greedy runs (Scanagatta et al. 2016; see
-        :func:`twlib.learn.bounded.starts.k_greedy`) within 5 % of the time.
-        On moviereview (1,001 variables) the climb from the empty graph ends
-        higher than the climb from k-greedy (Chapter 9), hence the default.
+        :data:`DP_MAX_VARS` variables), else the empty graph; ``"k-greedy"`` and
+        ``"k-max"`` the best network of repeated k-greedy or k-MAX runs
+        (Scanagatta et al. 2016, 2018; :func:`twlib.learn.bounded.starts.k_greedy`,
+        :func:`~twlib.learn.bounded.starts.k_max`) within 5 % of the time;
+        ``"race"`` climbs from the empty graph and from the k-MAX start, each for
+        at most 10 % of the time, and goes on from the better.  On moviereview
+        (1,001 variables) the climb from the empty graph ends higher than the
+        climbs from k-tree starts (Chapter 9), hence the default.
     bound : {"auto", "lp", "data-free"}
         Where the proved upper bound comes from.  The exact start's optimum when
         there is one; else ``"lp"`` is the linear relaxation of the integer
@@ -118,7 +125,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
         with ``bound`` (which upper bound: ``"exact start"``, ``"lp"``,
         ``"data-free"`` or None), ``lp`` (the LP bound's rounds, columns, cuts
-        and ``history`` when it ran),
+        and ``history`` when it ran), ``race`` (with ``initial="race"``, the
+        score each start's climb reached),
         with ``history`` (best score against seconds), ``phases`` (seconds of the
         start, the candidate rows, the upper bound and the search), the
         move-check counts and ``families_scored`` (in this process).
@@ -135,8 +143,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
     if not 0 < perturbation <= 1:
         raise InputError(f"perturbation must be in (0, 1], got {perturbation!r}")
-    if initial not in ("auto", "empty", "k-greedy"):
-        raise InputError(f"initial must be 'auto', 'empty' or 'k-greedy', got {initial!r}")
+    if initial not in INITIALS:
+        raise InputError(f"initial must be one of {INITIALS}, got {initial!r}")
     if bound not in BOUNDS:
         raise InputError(f"bound must be one of {BOUNDS}, got {bound!r}")
     if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
@@ -152,6 +160,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     #    to the bound (small problems), the best of repeated k-greedy runs, or
     #    the empty graph.
     exact = None
+    raced = start is None and initial == "race"
     if start is None and initial == "auto":
         exact = exact_start(data, k, score, ess, log.deadline)
     upper = exact[1] if exact else None
@@ -161,16 +170,20 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     elif exact:
         log.note("exact optimum, in-degree <= k", exact[1])
         start, order = prune_to_width(exact[0], k, scorer)
-    elif initial == "k-greedy":
+    elif initial in ("k-greedy", "k-max", "race"):
         seconds = min(GREEDY_SHARE * time_limit, log.deadline - time.perf_counter())
-        start, order, value, _ = k_greedy_start(scorer, k, rng, seconds, executor)
-        log.note("k-greedy start", value)
+        method = "k-greedy" if initial == "k-greedy" else "k-max"
+        start, order, value, _ = ktree_start(scorer, k, rng, seconds, method, executor)
+        log.note(f"{method} start", value)
     else:
         start, order = {v: () for v in range(n)}, np.arange(n)
     log.phase_ends("start")
     # 2. Every variable's row of single-parent gains, scored (on the executor).
     checks = no_checks()
     state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
+    rival = None
+    if raced:
+        rival = state.derive([()] * n, np.arange(n))
     log.phase_ends("candidate rows")
     # 3. The proved upper bound, for the gap: the LP relaxation when its parent
     #    sets can be scored in time, else the data-free bound.
@@ -191,6 +204,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     start_score = state.score
     bar = _progress_bar(progress, time_limit)
     tally = no_tally()
+    race = None
+    if rival is not None:
+        state, race = climb_race({"k-max": state, "empty": rival}, rng, log,
+                                   RACE_SHARE * time_limit, window, tally)
     state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint)
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)
@@ -204,7 +221,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     return _result(data, best, k, score, parameter_ess, upper, status, log.started,
                    {"runs": runs, "history": log.history, **tally, "phases": log.phases,
                     "families_scored": len(scorer), "checks": checks,
-                    "exact_start": exact is not None, "bound": bound_kind, "lp": lp})
+                    "exact_start": exact is not None, "bound": bound_kind, "lp": lp, "race": race})
 
 
 def _progress_bar(progress, total):

@@ -63,6 +63,17 @@ def climb_and_polish(state, rng, deadline, window, tally, on_round=None):
     return state
 
 
+def climb_race(states: dict, rng, log: RunLog, seconds, window, tally):
+    """Climb from each of the named ``states`` for at most ``seconds``, one after
+    another; returns the best state reached and each one's score."""
+    reached = {}
+    for name, state in states.items():
+        deadline = min(log.deadline, time.perf_counter() + seconds)
+        reached[name] = climb_and_polish(state, rng, deadline, window, tally, log.checkpoint)
+    winner = max(reached, key=lambda name: reached[name].score)
+    return reached[winner], {name: state.score for name, state in reached.items()}
+
+
 def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_iter,
                           batch, perturbation, window, executor, shared, tally, checks,
                           bar=None):
