@@ -23,8 +23,8 @@ saved run (``data/results/ch09_bounded.csv``): the run-to-run noise a later
 run is judged against.
 
     python benchmarks/bench_bounded.py [--quick] [--tables nltcs plants] [--ks 3 5 7]
-        [--large] [--initial auto k-greedy k-max race] [--seeds 0 1 2] [--save data/results/ch09_bounded.csv]
-        [--history PATH]
+        [--large] [--initial auto k-greedy k-max race] [--seeds 0 1 2]
+        [--save data/results/ch09_bounded.csv] [--history PATH]
 """
 from __future__ import annotations
 

@@ -23,10 +23,11 @@ at most ``k`` it is returned as optimal, else its score is the upper bound and
 its arcs, pruned to the bound, are a start.
 
 The package's modules follow the steps of a run: ``starts`` (where the climb
-begins: the exact optimum, a user's network, k-greedy or k-MAX), ``state`` (the search state and its climb, on the kernels of
-``width``), ``windows`` (local exact re-optimisation), ``search`` (iterated
-local search and its restarts), ``bounds`` (the proved upper bound) and
-``driver`` (:func:`learn`, which runs them in that order).
+begins: the exact optimum, a user's network, k-greedy or k-MAX), ``state`` (the
+search state and its climb, on the kernels of ``width``), ``windows`` (local
+exact re-optimisation), ``search`` (iterated local search, its restarts and the
+race of starts), ``bounds`` (the proved upper bound) and ``driver``
+(:func:`learn`, which runs them in that order).
 """
 from .bounds import upper_bound
 from .driver import INITIALS, learn

@@ -157,10 +157,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     n = data.n_vars
 
     # 1. The start: the user's network, the exact optimum of in-degree <= k pruned
-    #    to the bound (small problems), the best of repeated k-greedy runs, or
-    #    the empty graph.
+    #    to the bound (small problems), the best of repeated k-greedy or k-MAX runs
+    #    (with "race", k-MAX and the empty graph both), or the empty graph.
     exact = None
-    raced = start is None and initial == "race"
+    raced = start is None and initial == "race"      # start is rebound below
     if start is None and initial == "auto":
         exact = exact_start(data, k, score, ess, log.deadline)
     upper = exact[1] if exact else None
@@ -181,9 +181,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     # 2. Every variable's row of single-parent gains, scored (on the executor).
     checks = no_checks()
     state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
-    rival = None
-    if raced:
-        rival = state.derive([()] * n, np.arange(n))
+    empty = state.derive([()] * n, np.arange(n)) if raced else None   # the race's rival
     log.phase_ends("candidate rows")
     # 3. The proved upper bound, for the gap: the LP relaxation when its parent
     #    sets can be scored in time, else the data-free bound.
@@ -205,9 +203,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     bar = _progress_bar(progress, time_limit)
     tally = no_tally()
     race = None
-    if rival is not None:
-        state, race = climb_race({"k-max": state, "empty": rival}, rng, log,
-                                   RACE_SHARE * time_limit, window, tally)
+    if raced:
+        state, race = climb_race({"k-max": state, "empty": empty}, rng, log,
+                                 RACE_SHARE * time_limit, window, tally)
     state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint)
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)

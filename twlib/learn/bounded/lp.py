@@ -30,8 +30,8 @@ import time
 import numba as nb
 import numpy as np
 
-from ...errors import InputError, InternalError
 from ...bitsets import from_bool_rows, to_bool_rows
+from ...errors import InputError, InternalError
 from ...scores import ParentSetScores
 from ..ilp import cluster_families, require_scip, violated_clusters
 
