@@ -28,17 +28,20 @@ def _random_data(seed, n_vars, rows=300):
     return Dataset.from_pandas(pd.DataFrame(cols))
 
 
+@pytest.mark.parametrize("share", [0.0, 0.1], ids=["cold", "warm cuts"])
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n_vars=st.integers(3, 7),
        score=st.sampled_from(["bic", "bdeu"]))
-def test_same_optimum_as_the_order_graph(seed, n_vars, score):
+def test_same_optimum_as_the_order_graph(share, seed, n_vars, score):
     data = _random_data(seed, n_vars)
     pss = ParentSetScores(data, score=score, max_parents=3)
     exact = order_graph.dp(pss)
-    res = ilp.solve(pss, time_limit=60)
+    res = ilp.solve(pss, time_limit=60, relaxation_share=share)
     assert res.status == "optimal"
     assert res.score == pytest.approx(exact.score, rel=1e-9, abs=1e-7)
     assert res.upper_bound >= res.score - 1e-7
+    if share:
+        assert res.stats["relaxation"]["bound"] >= exact.score - 1e-6
     assert nx.is_directed_acyclic_graph(nx.DiGraph(
         [(u, v) for v, ps in res.parents.items() for u in ps]))
 
@@ -180,6 +183,8 @@ def test_bad_input_is_named():
         ilp.learn(data, score="aic")
     with pytest.raises(InputError, match="time_limit"):
         ilp.learn(data, time_limit=0)
+    with pytest.raises(InputError, match="relaxation_share"):
+        ilp.solve(ParentSetScores(data, max_parents=2), relaxation_share=1.0)
 
 
 def test_missing_solver_is_named(monkeypatch):

@@ -1,4 +1,4 @@
-"""twlib.learn.bounded.lp: the LP relaxation's bound against the full programme with every
+"""twlib.learn.relaxation: the LP relaxation's bound against the full programme with every
 cluster constraint, against the exact optimum, and inside learn.bounded."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.learn import bounded, order_graph
-from twlib.learn.bounded.lp import lp_bound, scoring_seconds
+from twlib.learn.relaxation import lp_bound, scoring_seconds
 from twlib.network import random_network
 from twlib.scores import ParentSetScores
 

@@ -12,12 +12,15 @@ variable whose parents all lie outside ``C``::
 There are exponentially many cluster constraints, so they are added as cutting
 planes by a SCIP constraint handler: an integral solution with a cycle is cut
 off by the cluster of that cycle; a fractional LP solution is searched for
-violated clusters first by a compiled greedy peeling of the strongly connected
-parts of its support (and of its heavier arcs), then, at the root, exactly by a
-small sub-IP (Bartlett & Cussens 2017, section 5) when the peeling finds none.
-Acyclicity itself is checked on every candidate solution, so the cuts only have
-to be strong, never complete.  A primal heuristic (GOBNILP's sink finding)
-turns every node's LP point into an acyclic network.
+violated clusters by :func:`~twlib.learn.clusters.violated_clusters` (greedy
+peeling, then, at the root, an exact sub-IP).  Acyclicity itself is checked on
+every candidate solution, so the cuts only have to be strong, never complete.
+A primal heuristic (GOBNILP's sink finding) turns every node's LP point into an
+acyclic network.  Before the branch and cut, the LP relaxation is solved by
+column generation (:func:`~twlib.learn.relaxation.lp_bound`) over a few
+families at a time, and the cuts it needed enter the programme as initial rows:
+SCIP's own root loop, re-solving an LP over every family, stalls long before
+that relaxation's bound on large candidate sets.
 
 With ``k`` given, the tree-width of the moral graph is bounded exactly by an
 elimination order (after Parviainen, Farahani & Lagergren 2014): order
@@ -43,77 +46,26 @@ import time
 import numba as nb
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..data import Dataset, as_dataset
-from ..errors import InputError, InternalError, TwlibError
+from ..errors import InputError, InternalError
 from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ..scores import ParentSetScores
+from .clusters import (SolverMissing, cluster_families, cluster_violation, require_scip,
+                       violated_clusters)
+from .relaxation import lp_bound
 from .result import LearnResult, fit_to_scores
 
 __all__ = ["learn", "solve", "SolverMissing", "require_scip", "cluster_families",
            "cluster_violation", "violated_clusters"]
 
-_EPS = 1e-6          # a cut must be violated by more than this to be added
-_MAX_CUTS = 20       # cluster cuts per separation round
+_EPS = 1e-6          # a heuristic's network must beat the incumbent by more than this
 # After this many calls in a row without a better network, the sink heuristic runs at
 # one call in _SINK_BACKOFF: on ALARM its 3,112 calls after the start found nothing
 # and took 6 of 74 s.
 _SINK_PATIENCE = 50
 _SINK_BACKOFF = 10
-
-
-class SolverMissing(TwlibError, ImportError):
-    """The integer-programming solver (SCIP, through pyscipopt) is not installed."""
-
-
-def require_scip():
-    """The pyscipopt module, or :class:`SolverMissing` naming how to install it."""
-    try:
-        import pyscipopt
-    except ImportError:
-        raise SolverMissing("exact learning by integer programming needs SCIP: "
-                            "pip install pyscipopt (its wheels ship SCIP)") from None
-    return pyscipopt
-
-
-# ----------------------------------------------------------------- separation
-def cluster_families(cluster, child, members) -> np.ndarray:
-    """The families the cluster constraint of ``cluster`` sums: a member's, with
-    every parent outside the cluster (a bool per family).
-
-    ``child[j]`` and ``members[j]`` (a bool row over the variables) describe family ``j``.
-
-    >>> child = np.array([0, 0, 1]); members = np.array([[0, 1], [0, 0], [1, 0]], bool)
-    >>> cluster_families(np.array([True, True]), child, members).tolist()
-    [False, True, False]
-    """
-    inside = np.asarray(cluster, dtype=bool)
-    return inside[child] & ~(members & inside).any(axis=1)
-
-
-def cluster_violation(cluster, child, members, values) -> float:
-    """How far an LP point violates the cluster constraint of ``cluster`` (> 0: violated).
-
-    ``values[j]`` is the point's weight on family ``j``: the violation is
-    ``1 - sum x[v, t]`` over :func:`cluster_families`.
-
-    >>> child = np.array([0, 1]); members = np.array([[0, 1], [1, 0]], bool)
-    >>> cluster_violation(np.array([True, True]), child, members, np.ones(2))   # a 2-cycle
-    1.0
-    """
-    return float(1.0 - values[cluster_families(cluster, child, members)].sum())
-
-
-@nb.njit(cache=True)
-def _meets(members, j, mask):
-    """Whether family ``j`` has a parent in ``mask``."""
-    for u in range(mask.shape[0]):
-        if members[j, u] and mask[u]:
-            return True
-    return False
 
 
 @nb.njit(cache=True)
@@ -127,129 +79,6 @@ def _any_placed(parents, j, placed):
     return False
 
 
-@nb.njit(cache=True)
-def _peel(cluster, child, members, values):
-    """Greedy peeling: from ``cluster`` remove, one at a time, the member whose
-    families with no parent inside carry the most weight, keeping the most
-    violated cluster met on the way.  Returns (violation, cluster)."""
-    n = cluster.shape[0]
-    m = child.shape[0]
-    inside = cluster.copy()
-    best = -np.inf
-    best_set = cluster.copy()
-    size = 0
-    for v in range(n):
-        if inside[v]:
-            size += 1
-    while size >= 2:
-        free = np.zeros(n)                 # weight of each member's families outside
-        for j in range(m):
-            c = child[j]
-            if not inside[c]:
-                continue
-            if not _meets(members, j, inside):
-                free[c] += values[j]
-        total = 0.0
-        worst = -1
-        for v in range(n):
-            if inside[v]:
-                total += free[v]
-                if worst < 0 or free[v] > free[worst]:
-                    worst = v
-        if 1.0 - total > best:
-            best = 1.0 - total
-            best_set[:] = inside
-        inside[worst] = False
-        size -= 1
-    return best, best_set
-
-
-_THRESHOLDS = (0.0, 0.3, 0.6)   # arc weights above which strong parts are peeled
-
-
-def _arc_weights(child, members, values, n):
-    """``w[u, v]``: the LP weight of ``v``'s families that have ``u`` as a parent."""
-    weights = np.zeros((n, n))
-    np.add.at(weights.T, child, members * values[:, None])
-    return weights
-
-
-def _strong_parts(weights, threshold):
-    """Strongly connected sets (two or more variables) of the arcs heavier than ``threshold``."""
-    count, label = connected_components(csr_matrix(weights > threshold + _EPS), directed=True,
-                                        connection="strong")
-    sizes = np.bincount(label, minlength=count)
-    return [label == c for c in np.flatnonzero(sizes >= 2)]
-
-
-def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,
-                      max_cuts: int = _MAX_CUTS):
-    """Clusters whose constraint the LP point violates, most violated first.
-
-    The strong parts of the support (and of its heavier arcs) are peeled
-    greedily first; the exact sub-IP runs only when that finds nothing.
-    Returns ``[(violation, bool row), ...]``, at most ``max_cuts`` of them.
-
-    >>> child = np.array([0, 1, 0, 1]); members = np.array([[0, 1], [1, 0], [0, 0], [0, 0]], bool)
-    >>> [round(v, 2) for v, _ in violated_clusters(child, members, np.array([.8, .8, .2, .2]), 2)]
-    [0.6]
-    """
-    support = values > _EPS
-    child, members, values = child[support], members[support], values[support]
-    weights = _arc_weights(child, members, values, n)
-    found = {}
-    for threshold in _THRESHOLDS:
-        for part in _strong_parts(weights, threshold):
-            violation, cluster = _peel(part, child, members, values)
-            if violation > _EPS:
-                found[cluster.tobytes()] = (violation, cluster)
-    if not found and exact:
-        for violation, cluster in _subip_clusters(child, members, values, n, time_limit):
-            found[cluster.tobytes()] = (violation, cluster)
-    return sorted(found.values(), key=lambda item: -item[0])[:max_cuts]
-
-
-def _subip_clusters(child, members, values, n, time_limit):
-    """Exact separation: maximise the cluster violation over all clusters by a sub-IP.
-
-    ``I[v]``: ``v`` is in the cluster; ``J[j]``: family ``j``'s child is in it and
-    so is one of its parents.  The violation of a cluster is ``1 + sum values[j]
-    J[j] - sum I[v]``, and only clusters with a positive one are reported.
-    """
-    pyscipopt = require_scip()
-    keep = members.any(axis=1)           # an empty parent set is outside every cluster
-    if not keep.any():
-        return []
-    sub = pyscipopt.Model("clusters")
-    sub.hideOutput()
-    sub.setParam("limits/time", max(time_limit, 0.1))
-    used = np.unique(np.concatenate([child, np.flatnonzero(members.any(axis=0))]))
-    inside = {int(v): sub.addVar(vtype="B", obj=-1.0, name=f"I{v}") for v in used}
-    for j in np.flatnonzero(keep):
-        chosen = sub.addVar(vtype="B", obj=float(values[j]), name=f"J{j}")
-        sub.addCons(chosen <= inside[int(child[j])])
-        sub.addCons(chosen <= pyscipopt.quicksum(inside[int(u)]
-                                                 for u in np.flatnonzero(members[j])))
-    sub.addCons(pyscipopt.quicksum(inside.values()) >= 2)
-    sub.setMaximize()
-    sub.setObjlimit(-1.0 + _EPS)
-    # a small programme solved hundreds of times: set-up costs more than search
-    sub.setPresolve(pyscipopt.SCIP_PARAMSETTING.OFF)
-    sub.setHeuristics(pyscipopt.SCIP_PARAMSETTING.FAST)
-    sub.setSeparating(pyscipopt.SCIP_PARAMSETTING.FAST)
-    sub.optimize()
-    out = []
-    for sol in sub.getSols():
-        cluster = np.zeros(n, dtype=bool)
-        for v, var in inside.items():
-            cluster[v] = sub.getSolVal(sol, var) > 0.5
-        violation = cluster_violation(cluster, child, members, values)
-        if violation > _EPS:
-            out.append((violation, cluster))
-    return out
-
-
-# ----------------------------------------------------------------- the model
 class _Families:
     """The kept candidate sets of every variable, flattened: child, members (a bool
     row), parents (-1 padded), score."""
@@ -369,7 +198,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
             left = max(1.0, deadline_left[0] - time.perf_counter())
             found = violated_clusters(fam.child, fam.members, values, fam.n,
                                       exact=exact_separation and self.model.getDepth() == 0,
-                                      time_limit=min(5.0, left), max_cuts=_MAX_CUTS)
+                                      time_limit=min(5.0, left))
             for _, cluster in found:
                 self._cut(cluster, "cluster cuts")
             return {"result": SCIP_RESULT.SEPARATED if found else SCIP_RESULT.DIDNOTFIND}
@@ -467,8 +296,8 @@ STATUSES = {"optimal": "optimal", "timelimit": "time_limit", "gaplimit": "gap_li
 
 def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.0,
           start: dict | None = None, gap_limit: float = 0.0, exact_separation: bool = True,
-          verbose: bool = False, threads: int = 1, solver_params: dict | None = None
-          ) -> LearnResult:
+          relaxation_share: float = 0.1, verbose: bool = False, threads: int = 1,
+          solver_params: dict | None = None) -> LearnResult:
     """The optimal network over the candidate sets of ``pss``, by branch and cut.
 
     Parameters
@@ -491,6 +320,11 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         At the root node, search fractional points for violated clusters with
         the sub-IP when the greedy peeling finds none (the root LP bound is then
         the tightest cluster cuts give); deeper nodes use the peeling only.
+    relaxation_share : float
+        At most this share of ``time_limit`` first goes to the LP relaxation by
+        column generation (:func:`~twlib.learn.relaxation.lp_bound`); its
+        cluster cuts enter the programme as initial rows and its bound caps the
+        one reported.  0 leaves the cuts to the branch and cut alone.
     solver_params : dict, optional
         SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
 
@@ -514,13 +348,18 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
+    if not 0 <= relaxation_share < 1:
+        raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
     started = time.perf_counter()
+    relaxation = (lp_bound(pss, time_limit=relaxation_share * time_limit,
+                           exact_separation=exact_separation)
+                  if relaxation_share > 0 else None)
     fam = _Families(pss)
     n = fam.n
     model = pyscipopt.Model("bnsl")
     if not verbose:
         model.hideOutput()
-    model.setParam("limits/time", float(time_limit))
+    model.setParam("limits/time", max(time_limit - (time.perf_counter() - started), 0.1))
     model.setParam("limits/gap", float(gap_limit))
     model.setParam("parallel/maxnthreads", int(threads))
     model.setParam("randomization/randomseedshift", 0)
@@ -528,12 +367,18 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     # default iteration budget for it took ALARM from 69.5 to 54.5 s (a tenth: 63 -> 51 s in an
     # earlier measurement), BARLEY and HEPAR2 unchanged
     model.setParam("branching/relpscost/sbiterquot", 0.05)
+    # with the relaxation's cuts the root bound fixes many families by reduced cost, and each
+    # restart that follows re-runs the root's separation: HEPAR2 restarted 8 times (72 s);
+    # one restart allowed, 24 s
+    model.setParam("presolving/maxrestarts", 1)
     xs = [model.addVar(vtype="B", obj=float(s), name=f"x{j}") for j, s in enumerate(fam.score)]
     for x in xs:
         model.chgVarBranchPriority(x, 10)
     for v in range(n):
         model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
     _pair_cuts(pyscipopt, model, fam, xs)
+    if relaxation is not None:
+        _warm_cuts(pyscipopt, model, fam, xs, relaxation["clusters"])
     order_vars = arc = None
     if k is not None:
         order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
@@ -570,7 +415,10 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
         raise InternalError("the integer programme returned a cyclic graph")
     score = float(fam.score[rows].sum())
-    bound = max(float(model.getDualbound()), score)
+    bound = float(model.getDualbound())
+    if relaxation is not None:
+        bound = min(bound, relaxation["bound"])
+    bound = max(bound, score)
     order = width = None
     if k is not None:
         first = {(u, v): model.getSolVal(best, var) > 0.5 for (u, v), var in order_vars.items()}
@@ -587,6 +435,9 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
              "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
              "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
              "history": history, "start_score": float(fam.score[start_rows].sum()), **tally}
+    if relaxation is not None:
+        stats["relaxation"] = {key: relaxation[key] for key in
+                               ("bound", "converged", "seconds", "columns", "cuts_kept")}
     if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
         stats["root_bound"] = bound
     stats["root_gap"] = _gap(score, stats["root_bound"])
@@ -617,6 +468,14 @@ def _pair_cuts(pyscipopt, model, fam: _Families, xs):
         if len(by_child) == 2:
             model.addCons(pyscipopt.quicksum(xs[j] for rows in by_child.values() for j in rows)
                           <= 1, name=f"pair{a}_{b}")
+
+
+def _warm_cuts(pyscipopt, model, fam: _Families, xs, clusters):
+    """The cluster constraints of ``clusters`` (bool rows), as initial rows the LP may age out."""
+    for i, cluster in enumerate(clusters):
+        rows = np.flatnonzero(cluster_families(cluster, fam.child, fam.members))
+        model.addCons(pyscipopt.quicksum(xs[j] for j in rows) >= 1, name=f"warm{i}",
+                      removable=True)
 
 
 def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):

@@ -15,7 +15,7 @@ from ...parallel import worker_count
 from ...scores import FamilyScorer, ParentSetScores
 from ..result import LearnResult
 from .bounds import upper_bound
-from .lp import lp_bound, scoring_seconds
+from ..relaxation import lp_bound, scoring_seconds
 from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
                      no_tally)
 from .starts import DP_MAX_VARS, exact_start, given_start, ktree_start, prune_to_width
@@ -108,11 +108,11 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         Where the proved upper bound comes from.  The exact start's optimum when
         there is one; else ``"lp"`` is the linear relaxation of the integer
         programme over every parent set of at most ``k`` parents
-        (:func:`twlib.learn.bounded.lp.lp_bound`), taking a quarter of
+        (:func:`twlib.learn.relaxation.lp_bound`), taking a quarter of
         ``time_limit`` after its parent sets are scored, however long that takes
         (the search has what is left of ``time_limit``);
         ``"auto"`` is ``"lp"`` when the scoring is estimated to fit in a quarter
-        of ``time_limit`` (:func:`~twlib.learn.bounded.lp.scoring_seconds`), else
+        of ``time_limit`` (:func:`~twlib.learn.relaxation.scoring_seconds`), else
         ``"data-free"``, the bound of :func:`upper_bound` (BIC and LL only).
         ``stats["bound"]`` names the one used.
 

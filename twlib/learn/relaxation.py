@@ -1,14 +1,18 @@
-"""An upper bound from linear programming, for the gap of :func:`~twlib.learn.bounded.learn`.
+"""The LP relaxation of GOBNILP's programme, by column generation.
 
-A network of tree-width ``<= k`` has in-degree ``<= k``, so its score is at
-most the optimum of GOBNILP's integer programme (:mod:`twlib.learn.ilp`) over
-the parent sets of at most ``k`` parents, and at most that programme's linear
-relaxation.  The relaxation keeps every candidate set that the proved pruning of
+Two learners use it.  :func:`~twlib.learn.bounded.learn` takes its bound for the
+gap: a network of tree-width ``<= k`` has in-degree ``<= k``, so its score is at
+most the optimum of the integer programme of :mod:`twlib.learn.ilp` over the
+parent sets of at most ``k`` parents, and at most that programme's linear
+relaxation.  :func:`twlib.learn.ilp.solve` starts its branch and cut from the
+cluster cuts found here.
+
+The relaxation keeps every candidate set that the proved pruning of
 :class:`~twlib.scores.ParentSetScores` leaves (millions on a table of 100
 variables at ``k = 3``), so it is solved over a few of them at a time: the
-*restricted* programme is solved by HiGHS, every column's reduced cost is
-priced from its duals, the best columns join, and violated cluster
-constraints join as cuts (:func:`twlib.learn.ilp.violated_clusters`).
+*restricted* programme is solved by SoPlex (through pyscipopt), every column's
+reduced cost is priced from its duals, the best columns join, and violated
+cluster constraints join as cuts (:func:`twlib.learn.clusters.violated_clusters`).
 
 Any weights ``lam[C] >= 0`` on the cluster constraints give a Lagrangian bound
 over *all* the columns::
@@ -30,10 +34,10 @@ import time
 import numba as nb
 import numpy as np
 
-from ...bitsets import from_bool_rows, to_bool_rows
-from ...errors import InputError, InternalError
-from ...scores import ParentSetScores
-from ..ilp import cluster_families, require_scip, violated_clusters
+from ..bitsets import from_bool_rows, to_bool_rows
+from ..errors import InputError, InternalError
+from ..scores import ParentSetScores
+from .clusters import cluster_families, require_scip, violated_clusters
 
 # (parent sets x rows) that ParentSetScores counts per second on this project's
 # 2-core machine: plants (69 variables, 17,412 rows) at in-degree <= 3, 3.6 million
@@ -202,7 +206,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     no violated cluster was found; with ``exact_separation``, ``bound`` is then
     the relaxation's optimum),
     ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added) and
-    ``cuts_kept`` (the rest were dropped after long slack), ``seconds`` and
+    ``cuts_kept`` (the rest were dropped after long slack), ``clusters`` (the
+    kept cuts' clusters, a bool row over the variables each), ``seconds`` and
     ``history`` (the bound against seconds at each pricing).
 
     >>> from twlib.datasets import load_sklearn
@@ -259,6 +264,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     return {"bound": max(bound, value), "lp": value, "converged": converged,
             "rounds": rounds, "columns": len(master.rows), "candidates": len(cols.scores),
             "cuts": master.cuts_added, "cuts_kept": len(master.clusters),
+            "clusters": master.clusters,
             "seconds": time.perf_counter() - started,
             "history": history}
 
