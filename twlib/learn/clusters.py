@@ -28,7 +28,6 @@ _EPS = 1e-6          # a cut must be violated by more than this to be added
 _MAX_CUTS = 20       # cluster cuts per separation round
 
 
-
 class SolverMissing(TwlibError, ImportError):
     """The integer-programming solver (SCIP, through pyscipopt) is not installed."""
 
@@ -41,7 +40,6 @@ def require_scip():
         raise SolverMissing("exact learning by integer programming needs SCIP: "
                             "pip install pyscipopt (its wheels ship SCIP)") from None
     return pyscipopt
-
 
 
 def cluster_families(cluster, child, members) -> np.ndarray:
