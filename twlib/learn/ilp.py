@@ -251,16 +251,19 @@ def _treewidth_constraints(pyscipopt, model, fam: _Families, xs, k: int):
            for u in range(n) for v in range(n) if u != v}
     for (u, v), var in arc.items():
         model.addCons(var <= before(u, v))
-    # every moral edge of a chosen family is covered, child by child
-    for v in range(n):
-        by_pair = {}
-        for j in fam.of_child[v]:
-            family = [v, *np.flatnonzero(fam.members[j]).tolist()]
-            for i, a in enumerate(family):
-                for b in family[i + 1:]:
-                    by_pair.setdefault((min(a, b), max(a, b)), []).append(j)
-        for (a, b), rows in by_pair.items():
-            model.addCons(pyscipopt.quicksum(xs[j] for j in rows) <= arc[a, b] + arc[b, a])
+    # every moral edge of a chosen family is covered: an arc either way (at most one of the
+    # two directions is chosen, so their families share one row), and two parents child by
+    # child (several children may share the pair)
+    covering = {}
+    for j in range(len(fam.score)):
+        v = int(fam.child[j])
+        parents = np.flatnonzero(fam.members[j]).tolist()
+        for i, a in enumerate(parents):
+            covering.setdefault((min(a, v), max(a, v), -1), []).append(j)
+            for b in parents[i + 1:]:
+                covering.setdefault((a, b, v), []).append(j)
+    for (a, b, _), rows in covering.items():
+        model.addCons(pyscipopt.quicksum(xs[j] for j in rows) <= arc[a, b] + arc[b, a])
     for u in range(n):
         later = [v for v in range(n) if v != u]
         model.addCons(pyscipopt.quicksum(arc[u, v] for v in later) <= k)
@@ -348,8 +351,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
-    if not 0 <= relaxation_share < 1:
-        raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
+    _check_share(relaxation_share)
     started = time.perf_counter()
     relaxation = (lp_bound(pss, time_limit=relaxation_share * time_limit,
                            exact_separation=exact_separation)
@@ -450,6 +452,11 @@ def _gap(score, bound):
     return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
 
 
+def _check_share(relaxation_share):
+    if not 0 <= relaxation_share < 1:
+        raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
+
+
 def _check_k(k):
     if k is None:
         return
@@ -497,7 +504,9 @@ def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):
 def _network_solution(model, fam: _Families, xs, rows, k, order_vars, arc, heuristic=None):
     """A solver solution choosing the families ``rows`` (with an elimination order
     found by min-fill when ``k`` is given); None when that order's width exceeds ``k``."""
-    sol = model.createSol(heuristic)
+    # in the original space: presolve may multi-aggregate a variable, which a solution of the
+    # transformed problem cannot set
+    sol = model.createOrigSol(heuristic)
     chosen = set(rows.tolist())
     for j, x in enumerate(xs):
         model.setSolVal(sol, x, 1.0 if j in chosen else 0.0)
@@ -556,8 +565,8 @@ def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
 
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
           max_parents: int | None = None, k: int | None = None, time_limit: float = 60.0,
-          start="auto", gap_limit: float = 0.0, verbose: bool = False,
-          executor=None) -> LearnResult:
+          start="auto", gap_limit: float = 0.0, relaxation_share: float = 0.1,
+          verbose: bool = False, executor=None) -> LearnResult:
     """The optimal network from data, proved by integer programming (SCIP).
 
     Scores the candidate parent sets of in-degree ``<= max_parents``
@@ -570,7 +579,9 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     ``start="auto"`` gives the solver a first incumbent: for ``k``, a short run
     of :func:`twlib.learn.bounded.learn`; without ``k``, order-based greedy
     search.  ``None`` gives none; a dict ``{variable: parents}`` gives that one.
-    ``executor`` scores the candidate sets on its workers (:mod:`twlib.parallel`).
+    ``relaxation_share`` is :func:`solve`'s (the share of the time that first
+    goes to the LP relaxation).  ``executor`` scores the candidate sets on its
+    workers (:mod:`twlib.parallel`).
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("wine"), k=2, time_limit=60)
@@ -586,6 +597,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
         raise InputError(f"max_parents must be an integer >= 0, got {max_parents!r}")
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    _check_share(relaxation_share)
     started = time.perf_counter()
     limit = max_parents if k is None else min(max_parents, k)
     if k is not None and k >= data.n_vars - 1:
@@ -597,7 +609,8 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
             raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
         start = _auto_start(data, pss, k, score, ess, time_limit)
     left = max(time_limit - (time.perf_counter() - started), 1.0)
-    res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit, verbose=verbose)
+    res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit,
+                relaxation_share=relaxation_share, verbose=verbose)
     res.stats["scoring_seconds"] = scoring
     res.stats["seconds"] = time.perf_counter() - started
     return res
