@@ -20,7 +20,7 @@ import pandas as pd
 
 from twlib import datasets
 from twlib.graphs import find_cycle
-from twlib.learn import ilp
+from twlib.learn import clusters, ilp
 from twlib.scores import ParentSetScores
 
 QUICK = ["zoo", "voting", "child"]
@@ -51,11 +51,11 @@ def highs_row_generation(pss: ParentSetScores, time_limit: float):
         h.addRow(1.0, 1.0, len(rows), rows, np.ones(len(rows)))
 
     def add(cluster):
-        rows = np.flatnonzero(ilp.cluster_families(cluster, fam.child, fam.members))
+        rows = np.flatnonzero(clusters.cluster_families(cluster, fam.child, fam.members))
         h.addRow(1.0, highspy.kHighsInf, len(rows), rows.astype(np.int32), np.ones(len(rows)))
 
     def separate(values, exact):
-        found = ilp.violated_clusters(fam.child, fam.members, values, fam.n, exact=exact,
+        found = clusters.violated_clusters(fam.child, fam.members, values, fam.n, exact=exact,
                                       max_cuts=200)
         for _, cluster in found:
             add(cluster)

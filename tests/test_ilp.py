@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, find_cycle, moral_graph, treewidth_exact
-from twlib.learn import bounded, ilp, order_graph
+from twlib.learn import bounded, clusters, ilp, order_graph
 from twlib.scores import ParentSetScores
 
 
@@ -64,7 +64,7 @@ def _all_violations(child, members, values, n):
         for combo in combinations(range(n), size):
             cluster = np.zeros(n, dtype=bool)
             cluster[list(combo)] = True
-            out[combo] = ilp.cluster_violation(cluster, child, members, values)
+            out[combo] = clusters.cluster_violation(cluster, child, members, values)
     return out
 
 
@@ -73,7 +73,7 @@ def _all_violations(child, members, values, n):
 def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
     child, members, values = _random_lp_point(seed, n)
     brute = _all_violations(child, members, values, n)
-    found = ilp.violated_clusters(child, members, values, n, exact=True)
+    found = clusters.violated_clusters(child, members, values, n, exact=True)
     for violation, cluster in found:
         true = brute[tuple(np.flatnonzero(cluster))]
         assert violation == pytest.approx(true, abs=1e-5) and true > 0

@@ -52,13 +52,11 @@ from ..errors import InputError, InternalError
 from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ..scores import ParentSetScores
-from .clusters import (SolverMissing, cluster_families, cluster_violation, require_scip,
-                       violated_clusters)
+from .clusters import SolverMissing, cluster_families, require_scip, violated_clusters
 from .relaxation import lp_bound
 from .result import LearnResult, fit_to_scores
 
-__all__ = ["learn", "solve", "SolverMissing", "require_scip", "cluster_families",
-           "cluster_violation", "violated_clusters"]
+__all__ = ["learn", "solve", "SolverMissing"]
 
 _EPS = 1e-6          # a heuristic's network must beat the incumbent by more than this
 # After this many calls in a row without a better network, the sink heuristic runs at
