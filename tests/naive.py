@@ -150,3 +150,73 @@ def max_product_elimination(net, evidence) -> float:
             product = product * np.transpose(table, order).reshape(shape)
         factors.append(([u for u in scope if u != v], product.max(axis=scope.index(v))))
     return float(np.prod([table for _, table in factors]))
+
+
+def treewidth(n, edges) -> int:
+    """Tree-width of the graph on ``range(n)``: the least elimination width over
+    every order (plain Python, for graphs of up to about eight vertices)."""
+    from itertools import permutations
+
+    best = max(n - 1, 0)
+    for order in permutations(range(n)):
+        adj = {v: set() for v in range(n)}
+        for a, b in edges:
+            if a != b:
+                adj[a].add(b)
+                adj[b].add(a)
+        width = 0
+        for v in order:
+            nbrs = adj.pop(v)
+            width = max(width, len(nbrs))
+            for u in nbrs:
+                adj[u] |= nbrs - {u}
+                adj[u].discard(v)
+        best = min(best, width)
+    return best
+
+
+def best_network_of_width(pss, k) -> float:
+    """The best network of moral tree-width <= k over every combination of kept
+    candidate sets (exhaustive, with a score bound to skip hopeless branches)."""
+    import networkx as nx
+
+    n = pss.n_vars
+    options = []
+    for v in range(n):
+        parents, scores, _ = pss.parent_arrays(v)
+        options.append(sorted(((float(s), [int(u) for u in row if u >= 0])
+                               for row, s in zip(parents, scores)), key=lambda o: -o[0]))
+    rest = np.append(np.cumsum([max(s for s, _ in o) for o in options][::-1])[::-1], 0.0)
+    best = [-math.inf]
+
+    def extend(v, total, chosen):
+        if total + rest[v] <= best[0]:
+            return
+        if v == n:
+            arcs = [(u, c) for c, ps in enumerate(chosen) for u in ps]
+            if nx.is_directed_acyclic_graph(nx.DiGraph(arcs)):
+                moral = arcs + [(a, b) for ps in chosen for a in ps for b in ps if a < b]
+                if treewidth(n, moral) <= k:
+                    best[0] = total
+            return
+        for s, ps in options[v]:
+            extend(v + 1, total + s, chosen + [ps])
+
+    extend(0, 0.0, [])
+    return best[0]
+
+
+def dense_binary_data(seed, n_vars, rows=400):
+    """Each variable a noisy function of up to three earlier ones (unbounded optima
+    of width 2 and 3): data on which a small tree-width bound binds."""
+    import pandas as pd
+
+    from twlib.data import Dataset
+
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, 2, rows)]
+    for i in range(1, n_vars):
+        a, b, c = rng.choice(i, size=3, replace=i < 3)
+        noise = rng.random(rows) < rng.uniform(0.05, 0.2)
+        cols.append(np.where(noise, rng.integers(0, 2, rows), cols[a] ^ (cols[b] & cols[c])))
+    return Dataset.from_pandas(pd.DataFrame({f"v{i}": c for i, c in enumerate(cols)}))

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 from twlib.data import Dataset
 from twlib.errors import InputError
-from twlib.graphs import elimination_width, find_cycle, moral_graph, treewidth_exact
+from twlib.graphs import elimination_width, moral_graph, treewidth_exact
 from twlib.learn import bounded, clusters, ilp, order_graph
 from twlib.scores import ParentSetScores
+
+from .naive import best_network_of_width, dense_binary_data
 
 
 def _random_data(seed, n_vars, rows=300):
@@ -123,55 +125,13 @@ def test_sink_heuristic_gives_an_acyclic_network_best_for_its_order(seed, n):
         assert fam.score[j] == max(fam.score[fits])
 
 
-def _dense_data(seed, n_vars, rows=400):
-    """Each variable a noisy function of up to three earlier ones: unbounded optima of
-    width 2 and 3."""
-    rng = np.random.default_rng(seed)
-    cols = [rng.integers(0, 2, rows)]
-    for i in range(1, n_vars):
-        a, b, c = rng.choice(i, size=3, replace=i < 3)
-        noise = rng.random(rows) < rng.uniform(0.05, 0.2)
-        cols.append(np.where(noise, rng.integers(0, 2, rows), cols[a] ^ (cols[b] & cols[c])))
-    return Dataset.from_pandas(pd.DataFrame({f"v{i}": c for i, c in enumerate(cols)}))
-
-
-def _best_of_width(pss, k):
-    """The best network of moral tree-width <= k over every combination of kept
-    candidate sets (exhaustive, with a score bound to skip hopeless branches)."""
-    n = pss.n_vars
-    options = []
-    for v in range(n):
-        parents, scores, _ = pss.parent_arrays(v)
-        options.append(sorted(((float(s), [int(u) for u in row if u >= 0])
-                               for row, s in zip(parents, scores)), key=lambda o: -o[0]))
-    rest = np.append(np.cumsum([max(s for s, _ in o) for o in options][::-1])[::-1], 0.0)
-    best = [-np.inf]
-
-    def extend(v, total, chosen):
-        if total + rest[v] <= best[0]:
-            return
-        if v == n:
-            graph = {u: ps for u, ps in enumerate(chosen)}
-            if find_cycle(graph) is None:
-                moral = moral_graph(graph)
-                moral.add_nodes_from(range(n))
-                if treewidth_exact(moral)[0] <= k:
-                    best[0] = total
-            return
-        for s, ps in options[v]:
-            extend(v + 1, total + s, chosen + [ps])
-
-    extend(0, 0.0, [])
-    return best[0]
-
-
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 2), n_vars=st.integers(4, 5))
 def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):
-    pss = ParentSetScores(_dense_data(seed, n_vars), max_parents=k + 1)
+    pss = ParentSetScores(dense_binary_data(seed, n_vars), max_parents=k + 1)
     res = ilp.solve(pss, k=k, time_limit=60)
     assert res.status == "optimal"
-    assert res.score == pytest.approx(_best_of_width(pss, k), rel=1e-9, abs=1e-7)
+    assert res.score == pytest.approx(best_network_of_width(pss, k), rel=1e-9, abs=1e-7)
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

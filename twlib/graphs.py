@@ -21,7 +21,8 @@ __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "ORDER_METHODS", "elimination_order", "elimination_cost",
            "greedy_elimination", "induced_graph", "treewidth_upper_bound",
-           "treewidth_exact", "clique_tree", "has_running_intersection", "ktree_elimination_order",
+           "treewidth_exact", "treewidth_at_most", "width_obstruction", "clique_tree",
+           "has_running_intersection", "ktree_elimination_order",
            "is_ktree", "ktree_cliques", "greedy_clique", "order_arcs", "pattern",
            "structural_hamming_distance"]
 
@@ -542,19 +543,13 @@ def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
     ``S + v`` reachable from ``v`` through ``S``.  Exponential: for graphs of at
     most ``max_nodes`` vertices (20 by default), meant to test the heuristics.
     """
-    nodes = list(graph.nodes)
-    n = len(nodes)
+    n = graph.number_of_nodes()
     if n > max_nodes:
         raise BudgetExceeded(f"exact tree-width over {n} nodes would take too long "
                              f"(max_nodes={max_nodes})")
     if n == 0:
         return 0, []
-    index = {v: i for i, v in enumerate(nodes)}
-    adj = np.zeros(n, dtype=np.int64)
-    for u, v in graph.edges():
-        if u != v:
-            adj[index[u]] |= 1 << index[v]
-            adj[index[v]] |= 1 << index[u]
+    nodes, adj = _adjacency_words(graph)
     tw, last = _treewidth_dp(adj, n)
     order, s = [], (1 << n) - 1
     while s:
@@ -604,6 +599,145 @@ def _treewidth_dp(adj, n):
         tw[s] = best
         last[s] = best_v
     return tw, last
+
+
+def _adjacency_words(graph: nx.Graph):
+    """``(nodes, adj)``: the graph's nodes and one int64 neighbour bitset per node."""
+    nodes = list(graph.nodes)
+    if len(nodes) > 62:
+        raise InputError(f"{len(nodes)} nodes do not fit one 64-bit word (at most 62)")
+    index = {v: i for i, v in enumerate(nodes)}
+    adj = np.zeros(len(nodes), dtype=np.int64)
+    for u, v in graph.edges():
+        if u != v:
+            adj[index[u]] |= 1 << index[v]
+            adj[index[v]] |= 1 << index[u]
+    return nodes, adj
+
+
+def treewidth_at_most(graph: nx.Graph, k: int, max_nodes: int = 24) -> bool:
+    """Whether ``graph`` has tree-width at most ``k``, decided exactly.
+
+    A min-fill order of width ``<= k`` answers yes at once; otherwise the
+    subsets that some order of width ``<= k`` can eliminate first are grown
+    one vertex at a time (the recursion of :func:`treewidth_exact`, kept to
+    those subsets), and the answer is yes when the whole vertex set is reached.
+
+    >>> treewidth_at_most(nx.complete_graph(5), 3), treewidth_at_most(nx.cycle_graph(6), 2)
+    (False, True)
+    """
+    n = graph.number_of_nodes()
+    if n <= k + 1 or elimination_width(graph, elimination_order(graph, "min-fill")) <= k:
+        return True
+    _check_size(n, k, max_nodes)
+    adj = _adjacency_words(graph)[1]
+    return bool(_fits(adj, _all_bits(n), k))
+
+
+def _check_size(n, k, max_nodes):
+    if n > max_nodes:
+        raise BudgetExceeded(f"deciding tree-width <= {k} over {n} nodes would take too long "
+                             f"(max_nodes={max_nodes})")
+
+
+def _all_bits(n):
+    return np.int64(-1) if n == 64 else np.int64((1 << n) - 1)
+
+
+@nb.njit(cache=True)
+def _width_at_most(adj, n, k):
+    size = 1 << n
+    good = np.zeros(size, dtype=np.bool_)
+    good[0] = True
+    for s in range(size):
+        if not good[s]:
+            continue
+        for v in range(n):
+            if (s >> v) & 1 == 0 and not good[s | (1 << v)] and _q_size(adj, s, v) <= k:
+                good[s | (1 << v)] = True
+    return good[size - 1]
+
+
+@nb.njit(cache=True)
+def _fits(adj, alive, k):
+    """Tree-width ``<= k`` of the subgraph on the vertices of the bitset ``alive``."""
+    index = np.full(adj.size, -1)
+    m = 0
+    for v in range(adj.size):
+        if (alive >> v) & 1:
+            index[v] = m
+            m += 1
+    if m <= k + 1:
+        return True
+    sub = np.zeros(m, dtype=np.int64)
+    for v in range(adj.size):
+        if index[v] >= 0:
+            for u in range(adj.size):
+                if (adj[v] >> u) & 1 and index[u] >= 0:
+                    sub[index[v]] |= np.int64(1) << index[u]
+    return _width_at_most(sub, m, k)
+
+
+@nb.njit(cache=True)
+def _obstruction(adj, k, vertices, edges):
+    """An edge-minimal subgraph of tree-width ``> k`` (adjacency words): vertices
+    dropped in the order ``vertices`` while the rest keeps tree-width ``> k``, then
+    the edges in the order of the rows of ``edges``."""
+    alive = np.int64(0)
+    for v in range(adj.size):
+        alive |= np.int64(1) << v
+    for v in vertices:
+        fewer = alive & ~(np.int64(1) << v)
+        if not _fits(adj, fewer, k):
+            alive = fewer
+    core = adj.copy()
+    for v in range(adj.size):
+        core[v] = core[v] & alive if (alive >> v) & 1 else 0
+    for i in range(edges.shape[0]):
+        a, b = edges[i, 0], edges[i, 1]
+        if (core[a] >> b) & 1:
+            core[a] &= ~(np.int64(1) << b)
+            core[b] &= ~(np.int64(1) << a)
+            if _fits(core, alive, k):
+                core[a] |= np.int64(1) << b
+                core[b] |= np.int64(1) << a
+    return core
+
+
+def width_obstruction(graph: nx.Graph, k: int, max_nodes: int = 24,
+                      weights: dict | None = None) -> nx.Graph:
+    """An edge-minimal subgraph of tree-width ``> k``: dropping any one of its
+    edges brings the tree-width down to ``k`` or less.
+
+    Vertices go first while what is left still has tree-width ``> k``, then
+    edges, each decided as in :func:`treewidth_at_most` (compiled).  Every graph
+    of tree-width ``<= k`` therefore misses at least one edge of the result.
+    Without ``weights`` vertices are tried fewest neighbours first and edges in
+    sorted order; with ``weights`` (``{(u, v): w}``, missing edges weigh 0) the
+    lightest edges, and the vertices of least incident weight, are tried first,
+    so the obstruction keeps heavy edges where it can.  Raises InputError when
+    ``graph`` itself has tree-width ``<= k``.
+
+    >>> width_obstruction(nx.complete_graph(6), 3).number_of_edges()   # a 5-clique
+    10
+    """
+    if treewidth_at_most(graph, k, max_nodes):
+        raise InputError(f"the graph has tree-width <= {k}: it holds no obstruction")
+    nodes, adj = _adjacency_words(graph)
+    index = {v: i for i, v in enumerate(nodes)}
+    weight = np.zeros((len(nodes), len(nodes)))
+    for (u, v), w in (weights or {}).items():
+        weight[index[u], index[v]] = weight[index[v], index[u]] = w
+    incident = [(weight[v].sum(), bin(adj[v]).count("1"), v) for v in range(len(nodes))]
+    vertices = np.array([v for *_, v in sorted(incident)], dtype=np.int64)
+    edges = sorted((weight[a, b], a, b) for a in range(len(nodes)) for b in range(a + 1, len(nodes))
+                   if (int(adj[a]) >> b) & 1)
+    core = _obstruction(adj, k, vertices, np.array([[a, b] for _, a, b in edges],
+                                                   dtype=np.int64).reshape(-1, 2))
+    out = nx.Graph()
+    out.add_edges_from((nodes[a], nodes[b]) for a in range(len(nodes))
+                       for b in range(a + 1, len(nodes)) if (int(core[a]) >> b) & 1)
+    return out
 
 
 # ------------------------------------------------------------------ clique trees

@@ -1,6 +1,6 @@
 """Structure learners.  Each returns a :class:`LearnResult`."""
-from . import bounded, chow_liu, em, greedy, ilp, ktree, order_graph, thin_jt
+from . import bounded, chow_liu, em, exact_width, greedy, ilp, ktree, order_graph, thin_jt
 from .result import LearnResult
 
-__all__ = ["LearnResult", "bounded", "chow_liu", "em", "greedy", "ilp", "ktree", "order_graph",
-           "thin_jt"]
+__all__ = ["LearnResult", "bounded", "chow_liu", "em", "exact_width", "greedy", "ilp", "ktree",
+           "order_graph", "thin_jt"]

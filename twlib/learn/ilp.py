@@ -54,7 +54,7 @@ from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
 from ..scores import ParentSetScores
 from .clusters import SolverMissing, cluster_families, require_scip, violated_clusters
 from .relaxation import lp_bound
-from .result import LearnResult, fit_to_scores
+from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "SolverMissing"]
 
@@ -344,7 +344,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     ('optimal', 0.0)
     """
     pyscipopt = require_scip()
-    _check_k(k)
+    if k is not None:
+        check_width_bound(k)
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if not gap_limit >= 0:
@@ -440,26 +441,17 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                                ("bound", "converged", "seconds", "columns", "cuts_kept")}
     if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
         stats["root_bound"] = bound
-    stats["root_gap"] = _gap(score, stats["root_bound"])
+    stats["root_gap"] = relative_gap(score, stats["root_bound"])
     return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
                        stats=stats, parents=parents, elimination_order=order, width=width,
-                       upper_bound=bound, gap=_gap(score, bound))
+                       upper_bound=bound, gap=relative_gap(score, bound))
 
-
-def _gap(score, bound):
-    return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
 
 
 def _check_share(relaxation_share):
     if not 0 <= relaxation_share < 1:
         raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
 
-
-def _check_k(k):
-    if k is None:
-        return
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
-        raise InputError(f"the tree-width bound must be an integer k >= 1, got k={k!r}")
 
 
 def _pair_cuts(pyscipopt, model, fam: _Families, xs):
@@ -588,7 +580,8 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     ('optimal', True)
     """
     data = as_dataset(data)
-    _check_k(k)
+    if k is not None:
+        check_width_bound(k)
     if max_parents is None:
         max_parents = 3 if k is None else k
     if isinstance(max_parents, bool) or not isinstance(max_parents, (int, np.integer)) \

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..errors import InputError
 from ..network import BayesianNetwork
 
-__all__ = ["LearnResult", "fit_to_scores"]
+__all__ = ["LearnResult", "fit_to_scores", "relative_gap", "check_width_bound"]
 
 
 @dataclass
@@ -64,3 +67,18 @@ def fit_to_scores(pss, parents: dict, name: str):
     if pss.score == "bdeu":
         return BayesianNetwork.fit(pss.data, parents, estimator="bdeu", ess=pss.ess, name=name)
     return BayesianNetwork.fit(pss.data, parents, estimator="mle", name=name)
+
+
+def relative_gap(score: float, bound: float) -> float:
+    """How far ``bound`` lies above ``score``, in percent of ``|score|`` (0 when below).
+
+    >>> relative_gap(-200.0, -199.0)
+    0.5
+    """
+    return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
+
+
+def check_width_bound(k) -> None:
+    """Raise InputError unless ``k`` is an integer tree-width bound ``>= 1``."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
+        raise InputError(f"the tree-width bound must be an integer k >= 1, got k={k!r}")

@@ -13,7 +13,7 @@ from ...graphs import elimination_width, moral_graph, treewidth_exact
 from ...network import BayesianNetwork
 from ...parallel import worker_count
 from ...scores import FamilyScorer, ParentSetScores
-from ..result import LearnResult
+from ..result import LearnResult, relative_gap
 from .bounds import upper_bound
 from ..relaxation import lp_bound, scoring_seconds
 from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
@@ -248,7 +248,7 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
     gap = None
     if bound is not None:
         gap = (0.0 if status == "optimal"
-               else 100.0 * max(0.0, bound - value) / max(abs(value), 1e-12))
+               else relative_gap(value, bound))
     stats = dict(stats, score=score, seconds=time.perf_counter() - started, k=k)
     if data.n_vars <= DP_MAX_VARS:
         stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]

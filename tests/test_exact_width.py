@@ -1,0 +1,150 @@
+"""The exact learner under a tree-width bound (branch and bound on obstructions): its
+graph kernels against plain twins, its optimum against exhaustive search, the
+integer programme and the heuristic, and its errors."""
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib.datasets import load_sklearn
+from twlib.errors import BudgetExceeded, InputError
+from twlib.graphs import (elimination_width, find_cycle, moral_graph, treewidth_at_most,
+                          width_obstruction)
+from twlib.learn import bounded, exact_width, ilp, order_graph
+from twlib.scores import ParentSetScores
+
+from . import naive
+
+
+def _random_graph(seed, n):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.2, 0.9)
+    return [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 8), k=st.integers(1, 4))
+def test_width_decision_and_obstruction_against_a_plain_twin(seed, n, k):
+    edges = _random_graph(seed, n)
+    graph = nx.Graph(edges)
+    graph.add_nodes_from(range(n))
+    width = naive.treewidth(n, edges)
+    assert treewidth_at_most(graph, k) == (width <= k)
+    if width <= k:
+        with pytest.raises(InputError, match="no obstruction"):
+            width_obstruction(graph, k)
+        return
+    core = width_obstruction(graph, k)
+    kept = list(core.edges)
+    assert set(map(frozenset, kept)) <= set(map(frozenset, graph.edges))
+    assert naive.treewidth(n, kept) > k
+    for e in kept:                   # edge-minimal: every edge is needed
+        assert naive.treewidth(n, [f for f in kept if f != e]) <= k
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 9))
+def test_dp_over_best_cost_tables_equals_the_scanning_dp(seed, n):
+    rng = np.random.default_rng(seed)
+    masks, costs, offsets = [], [], [0]
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        sets = {0}
+        for _ in range(rng.integers(0, 12)):
+            picked = rng.choice(others, size=min(len(others), rng.integers(1, 4)), replace=False)
+            sets.add(sum(1 << int(u) for u in picked))
+        entries = sorted((float(rng.uniform(0, 50)), m) for m in sets)
+        costs += [c for c, _ in entries]
+        masks += [m for _, m in entries]
+        offsets.append(len(masks))
+    masks = np.array(masks, dtype=np.uint64)
+    costs, offsets = np.array(costs), np.array(offsets)
+    order, chosen, total = order_graph.optimal_order(masks, costs, offsets)
+    order_t, chosen_t, total_t = order_graph.optimal_order(masks, costs, offsets, tables=True)
+    assert total_t == pytest.approx(total, abs=1e-9)
+    assert costs[chosen_t].sum() == pytest.approx(total, abs=1e-9)
+    placed = 0
+    for x in order_t:                 # the chosen sets fit the order
+        assert int(masks[chosen_t[x]]) & ~placed == 0
+        placed |= 1 << x
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 2), n_vars=st.integers(4, 5))
+def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):
+    pss = ParentSetScores(naive.dense_binary_data(seed, n_vars), max_parents=k)
+    res = exact_width.solve(pss, k, time_limit=60)
+    assert res.status == "optimal" and res.gap == 0.0
+    assert res.score == pytest.approx(naive.best_network_of_width(pss, k), rel=1e-9, abs=1e-7)
+    parents = {v: list(ps) for v, ps in res.parents.items()}
+    assert find_cycle(parents) is None
+    moral = moral_graph(parents)
+    moral.add_nodes_from(pss.names)
+    assert elimination_width(moral, res.elimination_order) == res.width <= k
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), score=st.sampled_from(["bic", "bdeu"]))
+def test_same_optimum_as_the_integer_programme_and_at_least_the_heuristic(seed, score):
+    data = naive.dense_binary_data(seed, 7, rows=300)
+    pss = ParentSetScores(data, score=score, max_parents=2)
+    res = exact_width.solve(pss, 2, time_limit=60)
+    by_ilp = ilp.solve(pss, k=2, time_limit=60)
+    assert res.status == by_ilp.status == "optimal"
+    assert res.score == pytest.approx(by_ilp.score, rel=1e-9, abs=1e-7)
+    assert res.score <= order_graph.dp(pss).score + 1e-7
+    heuristic = bounded.learn(data, 2, score=score, time_limit=2, max_iter=2, random_state=0)
+    assert res.score >= heuristic.score - 1e-6
+
+
+def test_a_stopped_search_returns_its_incumbent_and_a_valid_bound():
+    data = naive.dense_binary_data(3, 8, rows=500)
+    pss = ParentSetScores(data, max_parents=2)
+    full = exact_width.solve(pss, 1, time_limit=120)
+    assert full.status == "optimal"
+    stopped = exact_width.solve(pss, 1, max_nodes=2)
+    assert stopped.status == "node_limit" and stopped.gap > 0
+    assert stopped.score <= full.score + 1e-7 <= stopped.upper_bound + 2e-7
+    assert stopped.width <= 1
+    history = stopped.stats["history"]
+    assert all(h["bound"] >= full.score - 1e-7 for h in history)
+
+
+def test_start_is_kept_and_improved():
+    data = load_sklearn("wine")
+    pss = ParentSetScores(data, max_parents=2)
+    chain = {b: (a,) for a, b in zip(data.names, data.names[1:])}
+    res = exact_width.solve(pss, 2, start=chain)
+    assert res.stats["history"][0]["score"] <= res.score
+    assert res.score == pytest.approx(ilp.solve(pss, k=2).score, rel=1e-9)
+
+
+def test_bad_input_is_named():
+    data = load_sklearn("iris")
+    pss = ParentSetScores(data, max_parents=2)
+    with pytest.raises(InputError, match="tree-width bound"):
+        exact_width.learn(data, k=0)
+    with pytest.raises(InputError, match="tree-width bound"):
+        exact_width.solve(pss, 1.5)
+    with pytest.raises(InputError, match="time_limit"):
+        exact_width.solve(pss, 1, time_limit=0)
+    with pytest.raises(InputError, match="gap_limit"):
+        exact_width.solve(pss, 1, gap_limit=-1)
+    with pytest.raises(InputError, match="not in the data"):
+        exact_width.solve(pss, 1, start={"nope": ()})
+    a, b, c = data.names[:3]
+    with pytest.raises(InputError, match="cycle"):
+        exact_width.solve(pss, 2, start={a: (b,), b: (a,)})
+    with pytest.raises(InputError, match="tree-width is over"):
+        exact_width.solve(pss, 1, start={a: (b, c)})
+    with pytest.raises(InputError, match="start must be"):
+        exact_width.learn(data, 1, start="greedy")
+    with pytest.raises(InputError, match="score"):
+        exact_width.learn(data, 1, score="aic")
+    wide = load_sklearn("wine")          # 14 columns: fine; 25 are refused before scoring
+    import pandas as pd
+    frame = pd.concat([wide.to_pandas()] * 2, axis=1)
+    frame.columns = [f"c{i}" for i in range(frame.shape[1])]
+    with pytest.raises(BudgetExceeded, match="at most 24 variables"):
+        exact_width.learn(frame, 2)

@@ -1,0 +1,331 @@
+"""The optimal network of tree-width at most ``k``, by branch and bound on obstructions.
+
+A search node is a set ``F`` of *forbidden* pairs: no family may put both
+variables of a pair in its moral graph (neither as child and parent nor as two
+parents).  Its bound is the best network, of any width, that avoids ``F``: the
+order-graph DP of Chapter 4 (:func:`~twlib.learn.order_graph.optimal_order`)
+over the candidate sets that survive, which proves it exactly.  When that
+network's moral graph has tree-width ``> k``, an *obstruction*, an
+edge-minimal subgraph of tree-width ``> k``
+(:func:`~twlib.graphs.width_obstruction`), names the branches: a network of
+width ``<= k`` misses at least one of its edges (tree-width never grows when
+edges go), so the children ``F + {e}``, one per edge ``e``, between them hold
+every network of width ``<= k`` the node held.
+
+Nodes are expanded best bound first.  The search ends when the best open bound
+is no better than the incumbent, or when the node taken out holds a network of
+width ``<= k``: its bound, the best of all, is then met.  Until then the best
+open bound is a proved upper bound, so a run stopped by its time limit returns
+the incumbent, that bound and the gap.
+
+The DP over all ``2^n`` subsets limits this to about two dozen variables (the
+tables take ``n 2^(n-1)`` floats); the integer programme of
+:mod:`twlib.learn.ilp` goes further, with a much weaker bound under ``k``.
+Candidate sets are pruned only by proved rules; a pruned set's better subset
+avoids every pair the set avoids and has no larger moral graph, so pruning stays
+sound at every node.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+
+import networkx as nx
+import numba as nb
+import numpy as np
+import pandas as pd
+
+from ..data import Dataset, as_dataset
+from ..errors import BudgetExceeded, InputError, InternalError
+from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_elimination,
+                      moral_graph, treewidth_at_most, treewidth_exact, width_obstruction)
+from ..scores import ParentSetScores
+from .order_graph import optimal_order
+from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
+
+__all__ = ["learn", "solve", "MAX_VARS"]
+
+MAX_VARS = 24           # the DP tables: n 2^(n-1) floats, 1.6 GB at 24 variables
+_ONES = np.ones(MAX_VARS)
+_NO_ORDER = np.zeros(0, dtype=np.int64)
+_TOL = 1e-9             # relative: a bound this close to the incumbent proves it
+
+
+def _parent_map(masks, n) -> dict:
+    """``{v: [parents]}`` of one chosen candidate bitset per variable."""
+    return {v: [u for u in range(n) if (int(masks[v]) >> u) & 1] for v in range(n)}
+
+
+def _moral(masks, n) -> nx.Graph:
+    graph = moral_graph(_parent_map(masks, n))
+    graph.add_nodes_from(range(n))
+    return graph
+
+
+@nb.njit(cache=True)
+def _moral_rows(masks):
+    """The moral graph of one parent bitset per variable, as bitset rows (one word)."""
+    n = masks.size
+    rows = np.zeros((n, 1), dtype=np.uint64)
+    one = np.uint64(1)
+    for v in range(n):
+        rows[v, 0] |= masks[v]
+        for u in range(n):
+            if (masks[v] >> np.uint64(u)) & one:
+                rows[u, 0] |= (masks[v] & ~(one << np.uint64(u))) | (one << np.uint64(v))
+    return rows
+
+
+def _fits_heuristically(masks, k) -> bool:
+    """Whether min-fill eliminates the network's moral graph with width ``<= k``."""
+    _, width, _ = greedy_elimination(_moral_rows(masks), 0, _ONES[:masks.size], 0.0, 0,
+                                     _NO_ORDER)
+    return width <= k
+
+
+class _Search:
+    """The candidate sets as flat arrays, and the DP bound of a set of forbidden pairs."""
+
+    def __init__(self, pss: ParentSetScores):
+        self.n = pss.n_vars
+        self.masks, scores, offsets = pss.flat_arrays()
+        self.costs = -scores
+        self.child = np.repeat(np.arange(self.n), np.diff(offsets))
+        self._hits = {}
+        self.evaluated = 0
+
+    def _hit(self, a, b):
+        """Which candidate sets put the pair ``a < b`` into the moral graph."""
+        if (a, b) not in self._hits:
+            has_a = (self.masks >> np.uint64(a)) & np.uint64(1) == 1
+            has_b = (self.masks >> np.uint64(b)) & np.uint64(1) == 1
+            self._hits[a, b] = (((self.child == a) & has_b) | ((self.child == b) & has_a)
+                                | (has_a & has_b))
+        return self._hits[a, b]
+
+    def edge_losses(self, forbidden, masks) -> dict:
+        """For each moral edge of the network ``masks``: what its families lose when
+        each takes its child's best candidate avoiding that pair too (acyclicity
+        ignored), a cheap guess at the cost of forbidding the pair."""
+        keep = np.ones(len(self.masks), dtype=bool)
+        for a, b in forbidden:
+            keep &= ~self._hit(a, b)
+        graph = _moral(masks, self.n)
+        chosen = {}
+        for v in range(self.n):
+            rows = np.flatnonzero((self.child == v) & (self.masks == masks[v]) & keep)
+            chosen[v] = -self.costs[rows[0]]
+        losses = {}
+        for a, b in graph.edges:
+            pair = (min(a, b), max(a, b))
+            fits = keep & ~self._hit(*pair)
+            loss = 0.0
+            for v in range(self.n):
+                if (v in pair and (int(masks[v]) >> (a + b - v)) & 1) or (
+                        (int(masks[v]) >> a) & 1 and (int(masks[v]) >> b) & 1):
+                    loss += chosen[v] + self.costs[fits & (self.child == v)].min()
+            losses[pair] = loss
+        return losses
+
+    def bound(self, forbidden):
+        """``(score, masks)``: the best network avoiding ``forbidden`` and its families."""
+        keep = np.ones(len(self.masks), dtype=bool)
+        for a, b in forbidden:
+            keep &= ~self._hit(a, b)
+        rows = np.flatnonzero(keep)
+        offsets = np.searchsorted(self.child[rows], np.arange(self.n + 1))
+        _, chosen, total = optimal_order(self.masks[rows], self.costs[rows], offsets, tables=True)
+        self.evaluated += 1
+        return -total, self.masks[rows][chosen]
+
+
+def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict | None = None,
+          gap_limit: float = 0.0, max_nodes: int | None = None) -> LearnResult:
+    """The optimal network of tree-width ``<= k`` over the candidate sets of ``pss``.
+
+    Parameters
+    ----------
+    pss : ParentSetScores
+        Candidate parent sets of at most ``k`` parents (more are never used: a
+        network of width ``k`` has at most ``k`` parents per variable).
+    k : int
+        The tree-width bound, ``>= 1``.
+    time_limit : float
+        Seconds; on expiry the incumbent returns with ``status="time_limit"``,
+        the best open bound as ``upper_bound`` and the gap.
+    start : dict, optional
+        ``{variable: parents}`` of width ``<= k``, a first incumbent (each family
+        replaced by its best kept subset); the empty network otherwise.
+    gap_limit : float
+        Stop at this relative gap in percent (0: prove the optimum).
+    max_nodes : int, optional
+        Stop after this many DP bounds (``status="node_limit"``).
+
+    ``stats`` holds the DP bounds computed (``nodes``), nodes expanded, the
+    open nodes left, the obstructions' sizes and the ``history`` of incumbent
+    and bound against seconds.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = solve(ParentSetScores(load_sklearn("wine"), max_parents=2), k=2)
+    >>> res.status, res.width <= 2, res.gap
+    ('optimal', True, 0.0)
+    """
+    started = time.perf_counter()
+    check_width_bound(k)
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    if not gap_limit >= 0:
+        raise InputError(f"gap_limit must be >= 0 (percent), got {gap_limit!r}")
+    n = pss.n_vars
+    if n > MAX_VARS:
+        gigabytes = n * 2.0 ** (n - 1) * 8 / 1e9
+        raise BudgetExceeded(f"the DP bound over {n} variables needs {gigabytes:.1f} GB per node; "
+                             f"exact_width takes at most {MAX_VARS} variables "
+                             "(twlib.learn.ilp.learn(k=...) goes further)")
+    search = _Search(pss)
+    best_score, best_masks = _start(pss, search, k, start or {})
+    history = []
+
+    def note(bound):
+        if not history or history[-1]["score"] != best_score or history[-1]["bound"] != bound:
+            history.append({"seconds": time.perf_counter() - started, "score": best_score,
+                            "bound": bound})
+
+    def consider(score, masks):
+        nonlocal best_score, best_masks
+        if score > best_score and _fits_heuristically(masks, k):
+            best_score, best_masks = score, masks
+
+    score, masks = search.bound(())
+    consider(score, masks)
+    heap = [(-score, 0, frozenset(), masks)]
+    seen = {frozenset()}
+    waiting = {frozenset()}           # the forbidden sets of the open nodes
+    expanded = 0
+    sizes = []
+    status = "optimal"
+    while True:
+        bound = max(-heap[0][0], best_score) if heap else best_score
+        note(bound)
+        if bound <= best_score + _TOL * max(1.0, abs(best_score)):
+            break
+        if relative_gap(best_score, bound) <= gap_limit and gap_limit > 0:
+            status = "gap_limit"
+            break
+        if time.perf_counter() - started > time_limit:
+            status = "time_limit"
+            break
+        if max_nodes is not None and search.evaluated >= max_nodes:
+            status = "node_limit"
+            break
+        neg, _, forbidden, masks = heapq.heappop(heap)
+        waiting.discard(forbidden)
+        graph = _moral(masks, n)
+        if treewidth_at_most(graph, k, MAX_VARS):
+            best_score, best_masks = -neg, masks      # the best bound of all, met
+            continue
+        expanded += 1
+        obstruction = width_obstruction(graph, k, MAX_VARS,
+                                        weights=search.edge_losses(forbidden, masks))
+        sizes.append(obstruction.number_of_edges())
+        for a, b in obstruction.edges:
+            child = forbidden | {(min(a, b), max(a, b))}
+            if child in seen:
+                continue
+            seen.add(child)
+            # an open node that forbids fewer pairs holds all of this one (a sibling
+            # forbidding the other pair, most often): its expansion covers it
+            if any(child - {pair} in waiting for pair in forbidden):
+                continue
+            score, child_masks = search.bound(child)
+            consider(score, child_masks)
+            if score > best_score:
+                heapq.heappush(heap, (-score, search.evaluated, child, child_masks))
+                waiting.add(child)
+    upper = max(-heap[0][0], best_score) if heap and status != "optimal" else best_score
+    graph = _moral(best_masks, n)
+    order = _certificate(graph, k)
+    parents = {pss.names[v]: tuple(pss.names[u] for u in ps)
+               for v, ps in _parent_map(best_masks, n).items()}
+    if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
+        raise InternalError("the search returned a cyclic graph")
+    stats = {"seconds": time.perf_counter() - started, "nodes": search.evaluated,
+             "expanded": expanded, "open": len(heap),
+             "obstruction_edges": (min(sizes), max(sizes)) if sizes else None,
+             "in_degree_limit": pss.max_parents, "score": pss.score,
+             "method": "obstruction branch and bound", "history": history}
+    return LearnResult(network=fit_to_scores(pss, parents, "exact-width"), score=best_score,
+                       status=status, stats=stats, parents=parents,
+                       elimination_order=[pss.names[v] for v in order],
+                       width=elimination_width(graph, order), upper_bound=upper,
+                       gap=relative_gap(best_score, upper))
+
+
+def _certificate(graph, k) -> list:
+    """An elimination order of width ``<= k``: min-fill's if it is one, else the exact one."""
+    order = elimination_order(graph, "min-fill")
+    if elimination_width(graph, order) > k:
+        width, order = treewidth_exact(graph, max_nodes=MAX_VARS)
+        if width > k:
+            raise InternalError(f"the incumbent has tree-width {width} > k = {k}")
+    return order
+
+
+def _start(pss, search, k, start: dict):
+    """The start's score and family bitsets, each family its best kept subset."""
+    unknown = sorted({u for v, ps in start.items() for u in [v, *ps]} - set(pss.names))
+    if unknown:
+        raise InputError(f"the start names variables that are not in the data: {unknown}")
+    masks = np.zeros(pss.n_vars, dtype=np.uint64)
+    score = 0.0
+    for v, name in enumerate(pss.names):
+        s, parents = pss.best(name, list(start.get(name, ())))
+        score += s
+        masks[v] = pss.mask_of(parents)[0] if parents else 0
+    if find_cycle(_parent_map(masks, pss.n_vars)) is not None:
+        raise InputError("the start has a directed cycle")
+    if not treewidth_at_most(_moral(masks, pss.n_vars), k, MAX_VARS):
+        raise InputError(f"the start's tree-width is over k = {k}")
+    return score, masks
+
+
+
+
+def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
+          time_limit: float = 60.0, start="auto", gap_limit: float = 0.0,
+          executor=None) -> LearnResult:
+    """The optimal network of tree-width ``<= k`` from data (at most 24 variables).
+
+    Scores every candidate set of at most ``k`` parents
+    (:class:`~twlib.scores.ParentSetScores`, proved pruning only) and runs
+    :func:`solve`.  ``start="auto"`` takes a first incumbent from a short run of
+    :func:`twlib.learn.bounded.learn` (a tenth of the time, at most 10 s);
+    ``None`` starts from the empty network; a dict gives the start.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> res = learn(load_sklearn("iris"), k=1, score="bdeu")
+    >>> res.status, res.width
+    ('optimal', 1)
+    """
+    data = as_dataset(data)
+    check_width_bound(k)
+    if not time_limit > 0:
+        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    if data.n_vars > MAX_VARS:
+        raise BudgetExceeded(f"exact_width takes at most {MAX_VARS} variables, the data have "
+                             f"{data.n_vars} (twlib.learn.ilp.learn(k=...) goes further)")
+    started = time.perf_counter()
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=min(k, data.n_vars - 1),
+                          executor=executor)
+    scoring = time.perf_counter() - started
+    if isinstance(start, str):
+        if start != "auto":
+            raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
+        from . import bounded
+        start = bounded.learn(data, k, score=score, ess=ess, random_state=0, bound="data-free",
+                              time_limit=min(10.0, 0.1 * time_limit)).parents
+    left = max(time_limit - (time.perf_counter() - started), 1.0)
+    res = solve(pss, k, time_limit=left, start=start, gap_limit=gap_limit)
+    res.stats["scoring_seconds"] = scoring
+    res.stats["seconds"] = time.perf_counter() - started
+    return res
