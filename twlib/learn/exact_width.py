@@ -103,14 +103,18 @@ class _Search:
                                 | (has_a & has_b))
         return self._hits[a, b]
 
-    def edge_losses(self, forbidden, masks) -> dict:
-        """For each moral edge of the network ``masks``: what its families lose when
-        each takes its child's best candidate avoiding that pair too (acyclicity
-        ignored), a cheap guess at the cost of forbidding the pair."""
+    def _allowed(self, forbidden):
+        """Which candidate sets avoid every pair in ``forbidden``."""
         keep = np.ones(len(self.masks), dtype=bool)
         for a, b in forbidden:
             keep &= ~self._hit(a, b)
-        graph = _moral(masks, self.n)
+        return keep
+
+    def edge_losses(self, forbidden, masks, graph) -> dict:
+        """For each edge of ``graph``, the moral graph of the network ``masks``: what
+        its families lose when each takes its child's best candidate avoiding that
+        pair too (acyclicity ignored), a cheap guess at the cost of forbidding it."""
+        keep = self._allowed(forbidden)
         chosen = {}
         for v in range(self.n):
             rows = np.flatnonzero((self.child == v) & (self.masks == masks[v]) & keep)
@@ -129,10 +133,7 @@ class _Search:
 
     def bound(self, forbidden):
         """``(score, masks)``: the best network avoiding ``forbidden`` and its families."""
-        keep = np.ones(len(self.masks), dtype=bool)
-        for a, b in forbidden:
-            keep &= ~self._hit(a, b)
-        rows = np.flatnonzero(keep)
+        rows = np.flatnonzero(self._allowed(forbidden))
         offsets = np.searchsorted(self.child[rows], np.arange(self.n + 1))
         _, chosen, total = optimal_order(self.masks[rows], self.costs[rows], offsets, tables=True)
         self.evaluated += 1
@@ -146,8 +147,8 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
     Parameters
     ----------
     pss : ParentSetScores
-        Candidate parent sets of at most ``k`` parents (more are never used: a
-        network of width ``k`` has at most ``k`` parents per variable).
+        The candidate parent sets.  At most ``k`` parents per set is enough (a
+        network of width ``k`` has no more); larger sets only slow the search.
     k : int
         The tree-width bound, ``>= 1``.
     time_limit : float
@@ -187,7 +188,9 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
     history = []
 
     def note(bound):
-        if not history or history[-1]["score"] != best_score or history[-1]["bound"] != bound:
+        # the bound moves at almost every node: keep a point per 1e-5 of the score
+        if not history or history[-1]["score"] != best_score or (
+                history[-1]["bound"] - bound > 1e-5 * abs(best_score)):
             history.append({"seconds": time.perf_counter() - started, "score": best_score,
                             "bound": bound})
 
@@ -226,7 +229,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
             continue
         expanded += 1
         obstruction = width_obstruction(graph, k, MAX_VARS,
-                                        weights=search.edge_losses(forbidden, masks))
+                                        weights=search.edge_losses(forbidden, masks, graph))
         sizes.append(obstruction.number_of_edges())
         for a, b in obstruction.edges:
             child = forbidden | {(min(a, b), max(a, b))}
@@ -243,6 +246,8 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                 heapq.heappush(heap, (-score, search.evaluated, child, child_masks))
                 waiting.add(child)
     upper = max(-heap[0][0], best_score) if heap and status != "optimal" else best_score
+    history.append({"seconds": time.perf_counter() - started, "score": best_score,
+                    "bound": upper})
     graph = _moral(best_masks, n)
     order = _certificate(graph, k)
     parents = {pss.names[v]: tuple(pss.names[u] for u in ps)

@@ -140,26 +140,23 @@ def best_cost_tables(n, masks, costs, offsets):
 
 @nb.njit(cache=True)
 def order_dp_tables(n, table):
-    """:func:`order_dp` reading each variable's best cost from :func:`best_cost_tables`
-    (one lookup per edge of the order graph instead of a scan of its candidates)."""
+    """:func:`order_dp` reading each variable's best cost from :func:`best_cost_tables`,
+    and pushing forward: each subset, once final, offers itself to every variable it
+    lacks (one lookup per edge of the order graph instead of a scan of candidates)."""
     size = 1 << n
-    total = np.empty(size)
-    leaf = np.empty(size, dtype=np.int8)
+    total = np.full(size, np.inf)
+    leaf = np.full(size, -1, dtype=np.int8)
     total[0] = 0.0
-    leaf[0] = -1
-    for u in range(1, size):
-        best = np.inf
-        best_leaf = -1
+    for prev in range(size - 1):
+        here = total[prev]
         for x in range(n):
-            if (u >> x) & 1 == 0:
+            if (prev >> x) & 1:
                 continue
-            prev = u & ~(1 << x)
-            c = table[x, _drop_bit(np.uint64(prev), x)] + total[prev]
-            if c < best:
-                best = c
-                best_leaf = x
-        total[u] = best
-        leaf[u] = best_leaf
+            c = here + table[x, _drop_bit(np.uint64(prev), x)]
+            u = prev | (1 << x)
+            if c < total[u]:
+                total[u] = c
+                leaf[u] = x
     return total, leaf
 
 
