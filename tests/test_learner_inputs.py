@@ -9,7 +9,8 @@ import pytest
 import twlib.learn
 from twlib import errors
 from twlib.data import Dataset, as_dataset
-from twlib.learn import LearnResult, bounded, chow_liu, greedy, ilp, ktree, order_graph, thin_jt
+from twlib.learn import (LearnResult, bounded, chow_liu, exact_width, greedy, ilp, ktree,
+                         order_graph, thin_jt)
 from twlib.network import BayesianNetwork
 
 ROWS = 400
@@ -31,8 +32,10 @@ LEARNERS = {"chow_liu": lambda x: chow_liu.learn(x),
             "bounded": lambda x: bounded.learn(x, 2, max_iter=2, random_state=0),
             "order_graph": lambda x: order_graph.learn(x, max_parents=2),
             "greedy": lambda x: greedy.learn(x, max_parents=2, restarts=4, random_state=0),
-            "ilp": lambda x: ilp.learn(x, max_parents=2, time_limit=30)}
-BOUNDED = {"chow_liu", "ktree", "thin_jt", "bounded"}    # these certify a tree-width
+            "ilp": lambda x: ilp.learn(x, max_parents=2, time_limit=30),
+            "exact_width": lambda x: exact_width.learn(x, 2, start=None, time_limit=30)}
+# these certify a tree-width
+BOUNDED = {"chow_liu", "ktree", "thin_jt", "bounded", "exact_width"}
 
 
 def test_every_learner_of_the_package_is_listed_and_keeps_its_options_keyword_only():
