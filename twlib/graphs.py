@@ -629,19 +629,11 @@ def treewidth_at_most(graph: nx.Graph, k: int, max_nodes: int = 24) -> bool:
     n = graph.number_of_nodes()
     if n <= k + 1 or elimination_width(graph, elimination_order(graph, "min-fill")) <= k:
         return True
-    _check_size(n, k, max_nodes)
-    adj = _adjacency_words(graph)[1]
-    return bool(_fits(adj, _all_bits(n), k))
-
-
-def _check_size(n, k, max_nodes):
     if n > max_nodes:
         raise BudgetExceeded(f"deciding tree-width <= {k} over {n} nodes would take too long "
                              f"(max_nodes={max_nodes})")
-
-
-def _all_bits(n):
-    return np.int64(-1) if n == 64 else np.int64((1 << n) - 1)
+    adj = _adjacency_words(graph)[1]
+    return bool(_fits(adj, np.int64((1 << n) - 1), k))
 
 
 @nb.njit(cache=True)

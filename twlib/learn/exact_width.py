@@ -184,7 +184,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                              f"exact_width takes at most {MAX_VARS} variables "
                              "(twlib.learn.ilp.learn(k=...) goes further)")
     search = _Search(pss)
-    best_score, best_masks = _start(pss, search, k, start or {})
+    best_score, best_masks = _start(pss, k, start or {})
     history = []
 
     def note(bound):
@@ -276,7 +276,7 @@ def _certificate(graph, k) -> list:
     return order
 
 
-def _start(pss, search, k, start: dict):
+def _start(pss, k, start: dict):
     """The start's score and family bitsets, each family its best kept subset."""
     unknown = sorted({u for v, ps in start.items() for u in [v, *ps]} - set(pss.names))
     if unknown:
@@ -292,8 +292,6 @@ def _start(pss, search, k, start: dict):
     if not treewidth_at_most(_moral(masks, pss.n_vars), k, MAX_VARS):
         raise InputError(f"the start's tree-width is over k = {k}")
     return score, masks
-
-
 
 
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,

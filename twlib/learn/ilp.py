@@ -447,11 +447,9 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                        upper_bound=bound, gap=relative_gap(score, bound))
 
 
-
 def _check_share(relaxation_share):
     if not 0 <= relaxation_share < 1:
         raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
-
 
 
 def _pair_cuts(pyscipopt, model, fam: _Families, xs):
