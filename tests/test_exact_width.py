@@ -70,6 +70,27 @@ def test_dp_over_best_cost_tables_equals_the_scanning_dp(seed, n):
         placed |= 1 << x
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n_vars=st.integers(3, 7))
+def test_child_bounds_from_the_parents_table_equal_bounds_from_scratch(seed, n_vars):
+    pss = ParentSetScores(naive.dense_binary_data(seed, n_vars), max_parents=3)
+    search = exact_width._Search(pss)
+    rng = np.random.default_rng(seed)
+    pairs = [(a, b) for a in range(n_vars) for b in range(a + 1, n_vars)]
+    chosen = rng.permutation(len(pairs))
+    forbidden = frozenset(pairs[i] for i in chosen[:rng.integers(0, 3)])
+    children = [pairs[i] for i in chosen[3:]]
+    for pair, score, masks in search.child_bounds(forbidden, children):
+        expected, _ = search.bound(forbidden | {pair})
+        assert score == pytest.approx(expected, rel=1e-12, abs=1e-9)
+        assert score == pytest.approx(-sum(search.costs[(search.child == v) & (search.masks == m)
+                                                         ].min() for v, m in enumerate(masks)))
+        assert not any(((int(m) >> pair[1]) & 1 and v == pair[0]) or
+                       ((int(m) >> pair[0]) & 1 and v == pair[1]) or
+                       ((int(m) >> pair[0]) & 1 and (int(m) >> pair[1]) & 1)
+                       for v, m in enumerate(masks))
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 2), n_vars=st.integers(4, 5))
 def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):

@@ -40,7 +40,7 @@ from ..errors import BudgetExceeded, InputError, InternalError
 from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_elimination,
                       moral_graph, treewidth_at_most, treewidth_exact, width_obstruction)
 from ..scores import ParentSetScores
-from .order_graph import optimal_order
+from .order_graph import best_cost_tables, chosen_for_order, optimal_order, orders_without_pairs
 from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "MAX_VARS"]
@@ -131,13 +131,34 @@ class _Search:
             losses[pair] = loss
         return losses
 
+    def _lists(self, keep):
+        rows = np.flatnonzero(keep)
+        return self.masks[rows], self.costs[rows], np.searchsorted(self.child[rows],
+                                                                   np.arange(self.n + 1))
+
     def bound(self, forbidden):
         """``(score, masks)``: the best network avoiding ``forbidden`` and its families."""
-        rows = np.flatnonzero(self._allowed(forbidden))
-        offsets = np.searchsorted(self.child[rows], np.arange(self.n + 1))
-        _, chosen, total = optimal_order(self.masks[rows], self.costs[rows], offsets, tables=True)
+        masks, costs, offsets = self._lists(self._allowed(forbidden))
+        _, chosen, total = optimal_order(masks, costs, offsets, tables=True)
         self.evaluated += 1
-        return -total, self.masks[rows][chosen]
+        return -total, masks[chosen]
+
+    def child_bounds(self, forbidden, pairs):
+        """``(pair, score, masks)``: :meth:`bound` of ``forbidden + {pair}`` for each
+        pair.  The node's table of best costs is built once; each child's DP reads
+        it with its new pair left out (every best cost it needs is a minimum of the
+        node's over a subset or two), the children's DPs in parallel."""
+        if not pairs:
+            return []
+        keep = self._allowed(forbidden)
+        table = best_cost_tables(self.n, *self._lists(keep))
+        totals, orders = orders_without_pairs(table, np.array(pairs))
+        out = []
+        for pair, total, order in zip(pairs, totals, orders):
+            masks, costs, offsets = self._lists(keep & ~self._hit(*pair))
+            out.append((pair, -total, masks[chosen_for_order(order, masks, costs, offsets)]))
+        self.evaluated += len(pairs)
+        return out
 
 
 def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict | None = None,
@@ -231,6 +252,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
         obstruction = width_obstruction(graph, k, MAX_VARS,
                                         weights=search.edge_losses(forbidden, masks, graph))
         sizes.append(obstruction.number_of_edges())
+        pairs = []
         for a, b in obstruction.edges:
             child = forbidden | {(min(a, b), max(a, b))}
             if child in seen:
@@ -238,9 +260,10 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
             seen.add(child)
             # an open node that forbids fewer pairs holds all of this one (a sibling
             # forbidding the other pair, most often): its expansion covers it
-            if any(child - {pair} in waiting for pair in forbidden):
-                continue
-            score, child_masks = search.bound(child)
+            if not any(child - {pair} in waiting for pair in forbidden):
+                pairs.append((min(a, b), max(a, b)))
+        for pair, score, child_masks in search.child_bounds(forbidden, pairs):
+            child = forbidden | {pair}
             consider(score, child_masks)
             if score > best_score:
                 heapq.heappush(heap, (-score, search.evaluated, child, child_masks))
