@@ -140,81 +140,108 @@ def best_cost_tables(n, masks, costs, offsets):
 
 
 @nb.njit(cache=True)
-def order_dp_tables(n, table, a=-1, b=-1):
+def order_dp_tables(n, table):
     """:func:`order_dp` reading each variable's best cost from :func:`best_cost_tables`,
     and pushing forward: each subset, once final, offers itself to every variable it
-    lacks (one lookup per edge of the order graph instead of a scan of candidates).
-
-    With a pair ``a < b``, the DP over the same candidates less those that put
-    ``a`` and ``b`` in one family (as child and parent, or as two parents), read
-    from the same table: inside a set holding both, a variable's best remaining
-    candidate lies inside the set less ``a`` or less ``b``; ``a``'s inside a set
-    holding ``b`` lies inside the set less ``b``."""
+    lacks (one lookup per edge of the order graph instead of a scan of candidates)."""
     size = 1 << n
     total = np.full(size, np.inf)
     leaf = np.full(size, -1, dtype=np.int8)
     total[0] = 0.0
     for prev in range(size - 1):
         here = total[prev]
-        has_a = a >= 0 and (prev >> a) & 1 == 1
-        has_b = a >= 0 and (prev >> b) & 1 == 1
         for x in range(n):
             if (prev >> x) & 1:
                 continue
-            if has_a and has_b:
-                c = min(table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)],
-                        table[x, _drop_bit(np.uint64(prev ^ (1 << b)), x)])
-            elif has_b and x == a:
-                c = table[x, _drop_bit(np.uint64(prev ^ (1 << b)), x)]
-            elif has_a and x == b:
-                c = table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)]
-            else:
-                c = table[x, _drop_bit(np.uint64(prev), x)]
+            c = here + table[x, _drop_bit(np.uint64(prev), x)]
             u = prev | (1 << x)
-            if here + c < total[u]:
-                total[u] = here + c
+            if c < total[u]:
+                total[u] = c
                 leaf[u] = x
     return total, leaf
 
 
 @nb.njit(cache=True)
-def _order_without(n, table, a, b, out):
-    """:func:`order_dp_tables` without the pair ``a, b``: an optimal order into
-    ``out`` (first to last; ``-1`` everywhere when none fits) and its total."""
-    total, leaf = order_dp_tables(n, table, a, b)
+def _with_pair(r, a, b):
+    """The subset holding ``a`` and ``b`` (``a < b``) whose other members are the bits
+    of ``r`` spread over the other positions (the inverse of dropping both bits)."""
+    r = (r & ((1 << a) - 1)) | ((r >> a) << (a + 1))
+    r = (r & ((1 << b) - 1)) | ((r >> b) << (b + 1))
+    return r | (1 << a) | (1 << b)
+
+
+@nb.njit(cache=True)
+def _order_without(n, table, total, leaf, a, b, out):
+    """The DP of :func:`order_dp_tables` (``total``, ``leaf``) redone without the
+    candidates that put ``a`` and ``b`` (``a < b``) in one family: an optimal order
+    into ``out`` (first to last; ``-1`` everywhere when none fits) and its total.
+
+    Only the subsets holding both change: a set lacking one of them holds no
+    family that held both.  Inside such a set, a variable's best remaining
+    candidate lies inside the set less ``a`` or less ``b`` (``a``'s inside the
+    set less ``b``), which the table holds."""
+    quarter = np.empty(1 << (n - 2))
+    quarter_leaf = np.empty(1 << (n - 2), dtype=np.int8)
+    for r in range(quarter.size):
+        u = _with_pair(r, a, b)
+        best, best_leaf = np.inf, -1
+        for x in range(n):
+            if not (u >> x) & 1:
+                continue
+            prev = u ^ (1 << x)
+            if x == a:
+                c = total[prev] + table[x, _drop_bit(np.uint64(prev ^ (1 << b)), x)]
+            elif x == b:
+                c = total[prev] + table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)]
+            else:
+                c = quarter[_drop_bit(np.uint64(_drop_bit(np.uint64(prev), b)), a)] + min(
+                    table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)],
+                    table[x, _drop_bit(np.uint64(prev ^ (1 << b)), x)])
+            if c < best:
+                best, best_leaf = c, x
+        quarter[r] = best
+        quarter_leaf[r] = best_leaf
     u = (1 << n) - 1
     for place in range(n - 1, -1, -1):
-        x = leaf[u]
+        if (u >> a) & (u >> b) & 1:
+            x = quarter_leaf[_drop_bit(np.uint64(_drop_bit(np.uint64(u), b)), a)]
+        else:
+            x = leaf[u]
         if x < 0:
             out[:] = -1
             return np.inf
         out[place] = x
         u ^= 1 << x
-    return total[-1]
+    return quarter[-1]
 
 
 @nb.njit(cache=True)
 def _orders_serial(n, table, pairs):
+    total, leaf = order_dp_tables(n, table)
     totals = np.empty(pairs.shape[0])
     orders = np.empty((pairs.shape[0], n), dtype=np.int64)
     for i in range(pairs.shape[0]):
-        totals[i] = _order_without(n, table, pairs[i, 0], pairs[i, 1], orders[i])
+        totals[i] = _order_without(n, table, total, leaf, pairs[i, 0], pairs[i, 1], orders[i])
     return totals, orders
 
 
 @nb.njit(cache=True, parallel=True)
 def _orders_parallel(n, table, pairs):
+    total, leaf = order_dp_tables(n, table)
     totals = np.empty(pairs.shape[0])
     orders = np.empty((pairs.shape[0], n), dtype=np.int64)
     for i in nb.prange(pairs.shape[0]):
-        totals[i] = _order_without(n, table, pairs[i, 0], pairs[i, 1], orders[i])
+        totals[i] = _order_without(n, table, total, leaf, pairs[i, 0], pairs[i, 1], orders[i])
     return totals, orders
 
 
 def orders_without_pairs(table, pairs):
-    """For each row ``(a, b)`` of ``pairs`` (``a < b``), :func:`order_dp_tables`
-    with that pair left out: ``(totals, orders)``, the least total and an optimal
-    order (first to last) per pair; in parallel from 14 variables on.
+    """For each row ``(a, b)`` of ``pairs`` (``a < b``), the order-graph DP over the
+    candidates of ``table`` (:func:`best_cost_tables`) less those that put ``a``
+    and ``b`` in one family (as child and parent, or as two parents):
+    ``(totals, orders)``, the least total and an optimal order (first to last)
+    per pair.  One DP over every subset, then per pair only the quarter of the
+    subsets that hold both (in parallel from 14 variables on).
 
     >>> masks = np.array([0, 2, 0, 1], dtype=np.uint64)   # 0 after 1, or 1 after 0
     >>> table = best_cost_tables(2, masks, np.array([1.0, 5.0, 0.5, 2.0]), np.array([0, 2, 4]))
