@@ -68,6 +68,22 @@ def test_dp_over_best_cost_tables_equals_the_scanning_dp(seed, n):
     for x in order_t:                 # the chosen sets fit the order
         assert int(masks[chosen_t[x]]) & ~placed == 0
         placed |= 1 << x
+    if n < 2:
+        return
+    # each pair left out: the scanning DP over the lists without it, against the
+    # quarter DP read from the full lists' table
+    table = order_graph.best_cost_tables(n, masks, costs, offsets)
+    pairs = np.array([(a, b) for a in range(n) for b in range(a + 1, n)])
+    totals, orders = order_graph.orders_without_pairs(table, pairs)
+    child = np.repeat(np.arange(n), np.diff(offsets))
+    for (a, b), total_p, order_p in zip(pairs, totals, orders):
+        has = [(masks >> np.uint64(v)) & np.uint64(1) == 1 for v in (a, b)]
+        keep = ~(((child == a) & has[1]) | ((child == b) & has[0]) | (has[0] & has[1]))
+        sub_offsets = np.searchsorted(child[keep], np.arange(n + 1))
+        _, _, expected = order_graph.optimal_order(masks[keep], costs[keep], sub_offsets)
+        assert total_p == pytest.approx(expected, abs=1e-9)
+        chosen_p = order_graph.chosen_for_order(order_p, masks[keep], costs[keep], sub_offsets)
+        assert costs[keep][chosen_p].sum() == pytest.approx(expected, abs=1e-9)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
