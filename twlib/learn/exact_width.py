@@ -10,7 +10,9 @@ edge-minimal subgraph of tree-width ``> k``
 (:func:`~twlib.graphs.width_obstruction`), names the branches: a network of
 width ``<= k`` misses at least one of its edges (tree-width never grows when
 edges go), so the children ``F + {e}``, one per edge ``e``, between them hold
-every network of width ``<= k`` the node held.
+every network of width ``<= k`` the node held.  The children's DPs are cheap:
+each redoes only the subsets that hold both ends of its new pair, from the
+node's own table and DP (:func:`~twlib.learn.order_graph.orders_without_pairs`).
 
 Nodes are expanded best bound first.  The search ends when the best open bound
 is no better than the incumbent, or when the node taken out holds a network of
