@@ -171,6 +171,12 @@ def _with_pair(r, a, b):
 
 
 @nb.njit(cache=True)
+def _drop_pair(u, a, b):
+    """The inverse of :func:`_with_pair`: ``u`` without bits ``a < b``, packed."""
+    return _drop_bit(np.uint64(_drop_bit(np.uint64(u), b)), a)
+
+
+@nb.njit(cache=True)
 def _order_without(n, table, total, leaf, a, b, out):
     """The DP of :func:`order_dp_tables` (``total``, ``leaf``) redone without the
     candidates that put ``a`` and ``b`` (``a < b``) in one family: an optimal order
@@ -194,7 +200,7 @@ def _order_without(n, table, total, leaf, a, b, out):
             elif x == b:
                 c = total[prev] + table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)]
             else:
-                c = quarter[_drop_bit(np.uint64(_drop_bit(np.uint64(prev), b)), a)] + min(
+                c = quarter[_drop_pair(prev, a, b)] + min(
                     table[x, _drop_bit(np.uint64(prev ^ (1 << a)), x)],
                     table[x, _drop_bit(np.uint64(prev ^ (1 << b)), x)])
             if c < best:
@@ -204,7 +210,7 @@ def _order_without(n, table, total, leaf, a, b, out):
     u = (1 << n) - 1
     for place in range(n - 1, -1, -1):
         if (u >> a) & (u >> b) & 1:
-            x = quarter_leaf[_drop_bit(np.uint64(_drop_bit(np.uint64(u), b)), a)]
+            x = quarter_leaf[_drop_pair(u, a, b)]
         else:
             x = leaf[u]
         if x < 0:
