@@ -4,7 +4,7 @@ integer programme and the heuristic, and its errors."""
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from twlib.datasets import load_sklearn
@@ -123,6 +123,9 @@ def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), score=st.sampled_from(["bic", "bdeu"]))
+# a child left to an open node by the subset rule was once marked seen, and that
+# node's own expansion then skipped it: the optimum (-711.32) was lost
+@example(seed=83, score="bic")
 def test_same_optimum_as_the_integer_programme_and_at_least_the_heuristic(seed, score):
     data = naive.dense_binary_data(seed, 7, rows=300)
     pss = ParentSetScores(data, score=score, max_parents=2)

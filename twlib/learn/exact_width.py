@@ -256,14 +256,16 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
         sizes.append(obstruction.number_of_edges())
         pairs = []
         for a, b in obstruction.edges:
-            child = forbidden | {(min(a, b), max(a, b))}
-            if child in seen:
+            pair = (min(a, b), max(a, b))
+            child = forbidden | {pair}
+            # an open node that forbids fewer pairs holds all of this one (a sibling
+            # forbidding the other pair, most often): its expansion covers it.  Only
+            # children bounded here count as seen: a child left to an open node must
+            # still be bounded when that node's expansion makes it again
+            if child in seen or any(child - {old} in waiting for old in forbidden):
                 continue
             seen.add(child)
-            # an open node that forbids fewer pairs holds all of this one (a sibling
-            # forbidding the other pair, most often): its expansion covers it
-            if not any(child - {pair} in waiting for pair in forbidden):
-                pairs.append((min(a, b), max(a, b)))
+            pairs.append(pair)
         for pair, score, child_masks in search.child_bounds(forbidden, pairs):
             child = forbidden | {pair}
             consider(score, child_masks)
