@@ -24,8 +24,10 @@ book: $(STAMP)
 book-check: book
 	$(BIN)/python tests/book_html.py _build/html --browser --screenshot _build/chapter.png
 
+# One worker per core (pytest-xdist); --dist loadfile keeps each notebook's cells, which share a
+# kernel, in one worker and in order.
 test: $(STAMP)
-	$(BIN)/python -m pytest tests twlib notebooks --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest tests twlib notebooks --doctest-modules --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -n auto --dist loadfile
 
 # Optional peers for benchmarks only: pomegranate's exact learner needs torch (the CPU
 # build; on this machine pip takes torch 2.13.0 from local disk).
