@@ -75,12 +75,18 @@ def _all_violations(child, members, values, n):
 def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
     child, members, values = _random_lp_point(seed, n)
     brute = _all_violations(child, members, values, n)
-    found = clusters.violated_clusters(child, members, values, n, exact=True)
+    found, proved = clusters.violated_clusters(child, members, values, n, exact=True,
+                                               report_proof=True)
     for violation, cluster in found:
         true = brute[tuple(np.flatnonzero(cluster))]
         assert violation == pytest.approx(true, abs=1e-5) and true > 0
     if max(brute.values()) > 1e-4:
         assert found, "the exact separation missed a violated cluster"
+    # a small sub-IP runs to its end, so an empty answer is a proof; the peeling's is not
+    assert proved
+    peeled, peeling_proved = clusters.violated_clusters(child, members, values, n, exact=False,
+                                                        report_proof=True)
+    assert peeling_proved == bool(peeled)
 
 
 def _sink_order_twin(fam, values):

@@ -134,12 +134,14 @@ def _strong_parts(weights, threshold):
 
 
 def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,
-                      max_cuts: int = _MAX_CUTS):
+                      max_cuts: int = _MAX_CUTS, report_proof: bool = False):
     """Clusters whose constraint the LP point violates, most violated first.
 
     The strong parts of the support (and of its heavier arcs) are peeled
     greedily first; the exact sub-IP runs only when that finds nothing.
-    Returns ``[(violation, bool row), ...]``, at most ``max_cuts`` of them.
+    Returns ``[(violation, bool row), ...]``, at most ``max_cuts`` of them;
+    with ``report_proof``, also whether an empty answer is proved (the sub-IP
+    ran to its end, not to ``time_limit``; the peeling alone proves nothing).
 
     >>> child = np.array([0, 1, 0, 1]); members = np.array([[0, 1], [1, 0], [0, 0], [0, 0]], bool)
     >>> [round(v, 2) for v, _ in violated_clusters(child, members, np.array([.8, .8, .2, .2]), 2)]
@@ -154,10 +156,13 @@ def violated_clusters(child, members, values, n, exact: bool = True, time_limit:
             violation, cluster = _peel(part, child, members, values)
             if violation > _EPS:
                 found[cluster.tobytes()] = (violation, cluster)
+    proved = bool(found)
     if not found and exact:
-        for violation, cluster in _subip_clusters(child, members, values, n, time_limit):
+        clusters, proved = _subip_clusters(child, members, values, n, time_limit)
+        for violation, cluster in clusters:
             found[cluster.tobytes()] = (violation, cluster)
-    return sorted(found.values(), key=lambda item: -item[0])[:max_cuts]
+    out = sorted(found.values(), key=lambda item: -item[0])[:max_cuts]
+    return (out, proved) if report_proof else out
 
 
 def _subip_clusters(child, members, values, n, time_limit):
@@ -165,12 +170,13 @@ def _subip_clusters(child, members, values, n, time_limit):
 
     ``I[v]``: ``v`` is in the cluster; ``J[j]``: family ``j``'s child is in it and
     so is one of its parents.  The violation of a cluster is ``1 + sum values[j]
-    J[j] - sum I[v]``, and only clusters with a positive one are reported.
+    J[j] - sum I[v]``, and only clusters with a positive one are reported, with
+    whether the search ran to its end (then finding none proves there is none).
     """
     pyscipopt = require_scip()
     keep = members.any(axis=1)           # an empty parent set is outside every cluster
     if not keep.any():
-        return []
+        return [], True
     sub = pyscipopt.Model("clusters")
     sub.hideOutput()
     sub.setParam("limits/time", max(time_limit, 0.1))
@@ -197,4 +203,4 @@ def _subip_clusters(child, members, values, n, time_limit):
         violation = cluster_violation(cluster, child, members, values)
         if violation > _EPS:
             out.append((violation, cluster))
-    return out
+    return out, sub.getStatus() in ("optimal", "infeasible")

@@ -203,8 +203,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
 
     Returns a dict: ``bound`` (the smallest Lagrangian bound met), ``lp`` (the
     restricted programme's last value), ``converged`` (no column priced in and
-    no violated cluster was found; with ``exact_separation``, ``bound`` is then
-    the relaxation's optimum),
+    no violated cluster was found; with ``exact_separation`` the sub-IP proved
+    there is none, and ``bound`` is then the relaxation's optimum),
     ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added) and
     ``cuts_kept`` (the rest were dropped after long slack), ``clusters`` (the
     kept cuts' clusters, a bool row over the variables each), ``seconds`` and
@@ -254,11 +254,12 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         if found:
             continue
         left = deadline - time.perf_counter()
+        proved = not exact_separation       # without it, "converged" is the peeling's word
         if exact_separation and left > 0:
-            found = violated_clusters(*support, exact=True, time_limit=min(5.0, left),
-                                      max_cuts=_CUTS_PER_ROUND)
+            found, proved = violated_clusters(*support, exact=True, time_limit=min(5.0, left),
+                                              max_cuts=_CUTS_PER_ROUND, report_proof=True)
         if not found:
-            converged = left > 0
+            converged = left > 0 and proved
             break
         master.add_cuts(np.array([c for _, c in found]))
     return {"bound": max(bound, value), "lp": value, "converged": converged,
