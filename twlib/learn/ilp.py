@@ -40,6 +40,7 @@ parent never raises the width, so the rules stay sound under the bound.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -639,12 +640,12 @@ def _greedy_start(pss: ParentSetScores, time_limit: float) -> LearnResult:
     from . import greedy
     started = time.perf_counter()
     best = greedy.order_search(pss, "fas", restarts=5, random_state=0)
-    seed = idle = 0
-    while seed == 0 or (idle < _DFS_PATIENCE
-                        and time.perf_counter() - started < 0.05 * time_limit):
+    idle = 0
+    for seed in itertools.count():
         run = greedy.order_search(pss, "dfs", restarts=_DFS_ROUND, random_state=seed)
-        seed += 1
-        idle += 1
         if run.score > best.score:
             best, idle = run, 0
-    return best
+        else:
+            idle += 1
+        if idle >= _DFS_PATIENCE or time.perf_counter() - started >= 0.05 * time_limit:
+            return best
