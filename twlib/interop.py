@@ -73,12 +73,15 @@ def to_pyagrum(net: BayesianNetwork):
     for u, v in net.arcs:
         bn.addArc(u, v)
     for v in net.variables:
-        parents = net.parents(v)
-        cpt = net.cpt(v)
-        for index in np.ndindex(*cpt.shape[1:]):
-            where = {p: net.states(p)[i] for p, i in zip(parents, index)}
-            bn.cpt(v)[where] = cpt[(slice(None),) + index].tolist()
+        bn.cpt(v)[:] = _to_pyagrum_axes(bn.cpt(v), [v, *net.parents(v)], np.asarray(net.cpt(v)))
     return bn
+
+
+def _to_pyagrum_axes(potential, axes, table):
+    """``table`` (axes named by ``axes``) laid out as pyAgrum's array of ``potential``:
+    one axis per variable of its sequence, the first variable's last."""
+    sequence = [var.name() for var in potential.variablesSequence()]
+    return np.ascontiguousarray(np.transpose(table, [axes.index(name) for name in reversed(sequence)]))
 
 
 def from_pyagrum(bn, name: str | None = None) -> BayesianNetwork:
@@ -88,13 +91,11 @@ def from_pyagrum(bn, name: str | None = None) -> BayesianNetwork:
     for v in variables:
         var = bn.variableFromName(v)
         states[v] = [var.label(i) for i in range(var.domainSize())]
-        parents[v] = [u.name() for u in bn.cpt(v).variablesSequence()[1:]]
-        cpt = np.empty([len(states[v])] + [bn.variableFromName(p).domainSize()
-                                          for p in parents[v]])
-        for index in np.ndindex(*cpt.shape[1:]):
-            where = {p: int(i) for p, i in zip(parents[v], index)}
-            cpt[(slice(None),) + index] = bn.cpt(v)[where]
-        cpts[v] = cpt
+        sequence = [u.name() for u in bn.cpt(v).variablesSequence()]
+        parents[v] = sequence[1:]
+        # pyAgrum's array has the sequence's axes in reverse
+        cpts[v] = np.transpose(np.asarray(bn.cpt(v)[:], dtype=float),
+                               list(range(len(sequence)))[::-1])
     return BayesianNetwork(variables, states, parents, cpts, name=name or "pyagrum")
 
 
