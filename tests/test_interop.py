@@ -25,31 +25,28 @@ def test_round_trips_are_exact(name):
     assert interop.from_pyagrum(interop.to_pyagrum(net)).allclose(net)
 
 
-def _labelled_column(bn, v, parent_states):
-    """One CPT column read through pyAgrum's labelled indexing (the plain reference)."""
-    return np.asarray(bn.cpt(v)[parent_states], dtype=float)
+def _assert_cpts_read_through_labels(net, bn, label):
+    """Every CPT column of ``net`` equals ``bn``'s read through pyAgrum's labelled
+    indexing (the plain reference), a parent's state ``i`` named ``label(parent, i)``."""
+    for v in net.variables:
+        parents, cpt = net.parents(v), np.asarray(net.cpt(v))
+        for index in np.ndindex(*cpt.shape[1:]):
+            where = {p: label(p, i) for p, i in zip(parents, index)}
+            assert np.allclose(np.asarray(bn.cpt(v)[where], dtype=float),
+                               cpt[(slice(None),) + index])
 
 
 @pytest.mark.parametrize("name", ["child", "insurance"])
 def test_pyagrum_cpts_match_entry_by_entry(name):
     net = load_network(name)
-    bn = interop.to_pyagrum(net)
-    for v in net.variables:
-        parents, cpt = net.parents(v), np.asarray(net.cpt(v))
-        for index in np.ndindex(*cpt.shape[1:]):
-            where = {p: net.states(p)[i] for p, i in zip(parents, index)}
-            assert np.allclose(_labelled_column(bn, v, where), cpt[(slice(None),) + index])
+    _assert_cpts_read_through_labels(net, interop.to_pyagrum(net),
+                                     lambda p, i: net.states(p)[i])
 
 
 def test_from_pyagrum_reads_a_peer_built_network_entry_by_entry():
     bn = gum.fastBN("a[2]->c[3]<-b[4];b->d[2];c->d")
     bn.generateCPTs()
-    net = interop.from_pyagrum(bn)
-    for v in net.variables:
-        parents, cpt = net.parents(v), np.asarray(net.cpt(v))
-        for index in np.ndindex(*cpt.shape[1:]):
-            where = {p: int(i) for p, i in zip(parents, index)}
-            assert np.allclose(cpt[(slice(None),) + index], _labelled_column(bn, v, where))
+    _assert_cpts_read_through_labels(interop.from_pyagrum(bn), bn, lambda p, i: int(i))
 
 
 @pytest.mark.parametrize("name", ["asia", "child", "alarm"])

@@ -81,7 +81,8 @@ def _to_pyagrum_axes(potential, axes, table):
     """``table`` (axes named by ``axes``) laid out as pyAgrum's array of ``potential``:
     one axis per variable of its sequence, the first variable's last."""
     sequence = [var.name() for var in potential.variablesSequence()]
-    return np.ascontiguousarray(np.transpose(table, [axes.index(name) for name in reversed(sequence)]))
+    return np.ascontiguousarray(np.transpose(table, [axes.index(name)
+                                                     for name in reversed(sequence)]))
 
 
 def from_pyagrum(bn, name: str | None = None) -> BayesianNetwork:
