@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
-from twlib.learn import bounded, clusters, ilp, order_graph
+from twlib.learn import bounded, clusters, ilp, order_graph, relaxation
 from twlib.scores import ParentSetScores
 
 from .naive import best_network_of_width, dense_binary_data
@@ -87,6 +87,45 @@ def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
     peeled, peeling_proved = clusters.violated_clusters(child, members, values, n, exact=False,
                                                         report_proof=True)
     assert peeling_proved == bool(peeled)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(3, 7), largest=st.integers(3, 4))
+def test_packing_separation_finds_exactly_the_violated_sets(seed, n, largest):
+    from itertools import combinations
+    child, members, values = _random_lp_point(seed, n)
+    members[values > 0.3] |= np.random.default_rng(seed).random((int((values > 0.3).sum()), n)) < .5
+    members[np.arange(len(child)), child] = False
+    brute = {}                          # every set of 3..largest, written out plainly
+    for size in range(3, largest + 1):
+        for combo in combinations(range(n), size):
+            total = sum(values[j] for j in range(len(child)) if child[j] in combo
+                        and all(members[j, u] for u in combo if u != child[j]))
+            brute[combo] = total - 1.0
+    found = clusters.violated_packings(child, members, values, n, largest=largest, max_cuts=10**6)
+    reported = {tuple(np.flatnonzero(row)): violation for violation, row in found}
+    assert reported == pytest.approx({s: v for s, v in brute.items() if v > 1e-6})
+    for members_set in reported:
+        row = np.zeros(n, dtype=bool)
+        row[list(members_set)] = True
+        summed = clusters.packing_families(row, child, members)
+        assert values[summed].sum() - 1.0 == pytest.approx(reported[members_set])
+
+
+def test_packing_rows_tighten_the_relaxation_of_a_deterministic_triple():
+    # c = a xor b: any two of a, b, c determine the third and one alone says nothing, so
+    # each one's best family is the other two; the cluster constraints allow half of each
+    # (1.5 > 1 of the packing row of {a, b, c}), a network only one
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 2, (2, 400))
+    frame = pd.DataFrame({"a": a, "b": b, "c": a ^ b, "d": rng.integers(0, 2, 400)})
+    pss = ParentSetScores(Dataset.from_pandas(frame), max_parents=2)
+    optimum = order_graph.dp(pss).score
+    clusters_only = relaxation.lp_bound(pss, packing=2)
+    packed = relaxation.lp_bound(pss, packing=3)
+    assert clusters_only["converged"] and packed["converged"]
+    assert optimum - 1e-6 <= packed["bound"] < clusters_only["bound"] - 1.0
+    assert len(packed["packings"]) >= 1 and not len(clusters_only["packings"])
 
 
 def _sink_order_twin(fam, values):

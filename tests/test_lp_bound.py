@@ -26,7 +26,8 @@ def _dataset(seed, n, rows):
 
 
 def _full_relaxation(pss: ParentSetScores) -> float:
-    """The LP over every kept family with every cluster constraint written out."""
+    """The LP over every kept family with every cluster constraint and every set-packing
+    row of three and four variables written out."""
     n = pss.n_vars
     child, members, scores = [], [], []
     for v in range(n):
@@ -40,9 +41,14 @@ def _full_relaxation(pss: ParentSetScores) -> float:
         for cluster in itertools.combinations(range(n), size):
             inside = set(cluster)
             rows.append([-(c in inside and not (m & inside)) for c, m in zip(child, members)])
-    res = linprog(-np.array(scores), A_ub=np.array(rows, dtype=float),
-                  b_ub=-np.ones(len(rows)), A_eq=a_eq, b_eq=np.ones(n), bounds=(0, None),
-                  method="highs")
+    clusters = len(rows)
+    for size in (3, 4):
+        for packed in itertools.combinations(range(n), size):
+            inside = set(packed)
+            rows.append([c in inside and inside - {c} <= m for c, m in zip(child, members)])
+    b_ub = np.r_[-np.ones(clusters), np.ones(len(rows) - clusters)]
+    res = linprog(-np.array(scores), A_ub=np.array(rows, dtype=float), b_ub=b_ub, A_eq=a_eq,
+                  b_eq=np.ones(n), bounds=(0, None), method="highs")
     assert res.status == 0
     return -res.fun
 

@@ -14,6 +14,8 @@ branch and cut of :mod:`twlib.learn.ilp` and the LP relaxation of
 """
 from __future__ import annotations
 
+import itertools
+
 import numba as nb
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -22,7 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from ..errors import TwlibError
 
 __all__ = ["SolverMissing", "require_scip", "cluster_families", "cluster_violation",
-           "violated_clusters"]
+           "violated_clusters", "packing_families", "violated_packings"]
 
 _EPS = 1e-6          # a cut must be violated by more than this to be added
 _MAX_CUTS = 20       # cluster cuts per separation round
@@ -67,6 +69,53 @@ def cluster_violation(cluster, child, members, values) -> float:
     1.0
     """
     return float(1.0 - values[cluster_families(cluster, child, members)].sum())
+
+
+def packing_families(members_set, child, members) -> np.ndarray:
+    """The families the set-packing row of ``members_set`` sums: a member's, with
+    every other member among its parents (a bool per family).
+
+    At most one of them can be chosen, or two members are each other's parents:
+    ``sum x[v, t] <= 1``.  For two variables this is their cluster constraint;
+    for three and four it is not implied by the cluster constraints in the LP
+    (GOBNILP adds them, Bartlett & Cussens 2017).
+
+    >>> child = np.array([0, 1, 2, 2]); members = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0],
+    ...                                                     [1, 0, 0]], bool)
+    >>> packing_families(np.array([True, True, True]), child, members).tolist()
+    [True, True, True, False]
+    """
+    inside = np.asarray(members_set, dtype=bool)
+    return inside[child] & ((inside & ~members).sum(axis=1) == 1)
+
+
+def violated_packings(child, members, values, n, largest: int = 4, max_cuts: int = _MAX_CUTS):
+    """Sets of 3 to ``largest`` variables whose set-packing row the LP point
+    violates, most violated first: ``[(violation, bool row), ...]``.
+
+    Exact over those sizes: every violated set is made of a support family's
+    child and some of its parents, and all of them are summed.
+
+    >>> child = np.array([0, 1, 2]); members = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], bool)
+    >>> [round(v, 2) for v, _ in violated_packings(child, members, np.full(3, 0.5), 3)]
+    [0.5]
+    """
+    weight = {}
+    for j in np.flatnonzero(values > _EPS):
+        v = int(child[j])
+        parents = np.flatnonzero(members[j]).tolist()
+        for size in range(2, min(largest - 1, len(parents)) + 1):
+            for others in itertools.combinations(parents, size):
+                key = tuple(sorted((v, *others)))
+                weight[key] = weight.get(key, 0.0) + float(values[j])
+    found = sorted(((total - 1.0, key) for key, total in weight.items() if total > 1.0 + _EPS),
+                   reverse=True)[:max_cuts]
+    out = []
+    for violation, key in found:
+        row = np.zeros(n, dtype=bool)
+        row[list(key)] = True
+        out.append((violation, row))
+    return out
 
 
 @nb.njit(cache=True)

@@ -18,7 +18,8 @@ every candidate solution, so the cuts only have to be strong, never complete.
 A primal heuristic (GOBNILP's sink finding) turns every node's LP point into an
 acyclic network.  Before the branch and cut, the LP relaxation is solved by
 column generation (:func:`~twlib.learn.relaxation.lp_bound`) over a few
-families at a time, and the cuts it needed enter the programme as initial rows:
+families at a time, and the cuts it needed (cluster constraints and GOBNILP's
+set-packing rows of three and four variables) enter the programme as initial rows:
 SCIP's own root loop, re-solving an LP over every family, stalls long before
 that relaxation's bound on large candidate sets.
 
@@ -53,7 +54,8 @@ from ..errors import InputError, InternalError
 from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ..scores import ParentSetScores
-from .clusters import SolverMissing, cluster_families, require_scip, violated_clusters
+from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
+                       violated_clusters)
 from .relaxation import lp_bound
 from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
 
@@ -333,8 +335,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     relaxation_share : float
         At most this share of ``time_limit`` first goes to the LP relaxation by
         column generation (:func:`~twlib.learn.relaxation.lp_bound`); its
-        cluster cuts enter the programme as initial rows and its bound caps the
-        one reported.  0 leaves the cuts to the branch and cut alone.
+        cluster cuts and set-packing rows enter the programme as initial rows
+        and its bound caps the one reported.  0 leaves the cuts to the branch and cut alone.
     solver_params : dict, optional
         SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
 
@@ -388,7 +390,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
     _pair_cuts(pyscipopt, model, fam, xs)
     if relaxation is not None:
-        _warm_cuts(pyscipopt, model, fam, xs, relaxation["clusters"])
+        _warm_cuts(pyscipopt, model, fam, xs, relaxation["clusters"], relaxation["packings"])
     order_vars = arc = None
     if k is not None:
         order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
@@ -448,6 +450,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     if relaxation is not None:
         stats["relaxation"] = {key: relaxation[key] for key in
                                ("bound", "converged", "seconds", "columns", "cuts_kept")}
+        stats["relaxation"]["packing_rows"] = len(relaxation["packings"])
     if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
         stats["root_bound"] = bound
     stats["root_gap"] = relative_gap(score, stats["root_bound"])
@@ -474,11 +477,16 @@ def _pair_cuts(pyscipopt, model, fam: _Families, xs):
                           <= 1, name=f"pair{a}_{b}")
 
 
-def _warm_cuts(pyscipopt, model, fam: _Families, xs, clusters):
-    """The cluster constraints of ``clusters`` (bool rows), as initial rows the LP may age out."""
+def _warm_cuts(pyscipopt, model, fam: _Families, xs, clusters, packings):
+    """The cluster constraints of ``clusters`` and the set-packing rows of ``packings``
+    (bool rows each), as initial rows the LP may age out."""
     for i, cluster in enumerate(clusters):
         rows = np.flatnonzero(cluster_families(cluster, fam.child, fam.members))
         model.addCons(pyscipopt.quicksum(xs[j] for j in rows) >= 1, name=f"warm{i}",
+                      removable=True)
+    for i, members in enumerate(packings):
+        rows = np.flatnonzero(packing_families(members, fam.child, fam.members))
+        model.addCons(pyscipopt.quicksum(xs[j] for j in rows) <= 1, name=f"pack{i}",
                       removable=True)
 
 
