@@ -99,3 +99,5 @@ def test_bad_bound_is_named():
         bounded.learn(frame, k=1, bound="cuts")
     with pytest.raises(InputError, match="time_limit"):
         lp_bound(ParentSetScores(Dataset.from_pandas(frame), max_parents=1), time_limit=0)
+    with pytest.raises(InputError, match="packing must be 2, 3 or 4"):
+        lp_bound(ParentSetScores(Dataset.from_pandas(frame), max_parents=1), packing=5)
