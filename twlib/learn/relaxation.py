@@ -130,25 +130,24 @@ class _Columns:
         self.offsets = np.concatenate([[0], np.cumsum(sizes)])
         self.empty = np.flatnonzero(~self.masks.any(axis=1))   # one per variable
 
-    def values(self, clusters, weights, packs, pack_weights, floor):
+    def values(self, cuts, weights, packing, floor):
         """Each family's score plus the weights of the cluster constraints it is in,
         less those of the set-packing rows it is in (``-inf`` where it cannot
-        matter, see :func:`_priced_values`), and each variable's largest value."""
-        live = weights > 0
-        holding = clusters[live].T                      # variables x live cuts
+        matter, see :func:`_priced_values`), and each variable's largest value.
+        ``cuts`` are the rows' sets of variables, ``packing`` marks the packing rows."""
+        live = (weights > 0) & ~packing
+        holding = cuts[live].T                          # variables x live cluster cuts
         cut_start = np.concatenate([[0], np.cumsum(holding.sum(axis=1))])
         cut_index = np.nonzero(holding)[1]
-        live_packs = pack_weights > 0
-        packs = packs[live_packs]
-        holding = packs.T                               # variables x live packing rows
+        live_packs = (weights > 0) & packing
+        holding = cuts[live_packs].T                    # variables x live packing rows
         pack_start = np.concatenate([[0], np.cumsum(holding.sum(axis=1))])
         child, pack_index = np.nonzero(holding)
-        others = packs[pack_index].copy()
+        others = cuts[live_packs][pack_index]           # each row's members but the child
         others[np.arange(len(child)), child] = False
         return _priced_values(self.offsets, self.masks, self.scores, cut_start, cut_index,
-                              from_bool_rows(clusters[live]), weights[live], pack_start,
-                              pack_index, from_bool_rows(others),
-                              pack_weights[live_packs], floor)
+                              from_bool_rows(cuts[live]), weights[live], pack_start,
+                              pack_index, from_bool_rows(others), weights[live_packs], floor)
 
 
 class _Master:
@@ -297,11 +296,11 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
                 continue
         cut_rounds = 0
         solved = slice(len(cut_duals))      # the cuts of the last solve
-        is_pack = master.packing[solved]
-        lam, mu = np.where(is_pack, 0.0, cut_duals), np.where(is_pack, cut_duals, 0.0)
-        priced, best = cols.values(master.cuts[solved], lam, master.cuts[solved], mu,
-                                   var_duals + _TOL)
-        bound = min(bound, float(best.sum() - lam.sum() + mu.sum()))
+        packed = master.packing[solved]
+        priced, best = cols.values(master.cuts[solved], cut_duals, packed, var_duals + _TOL)
+        # cluster weights were added to the families, packing weights subtracted
+        bound = min(bound, float(best.sum() - cut_duals[~packed].sum()
+                                 + cut_duals[packed].sum()))
         history.append({"seconds": time.perf_counter() - started, "bound": bound,
                         "lp": value})
         gain = priced - var_duals[cols.child]
