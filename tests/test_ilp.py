@@ -70,13 +70,14 @@ def _all_violations(child, members, values, n):
     return out
 
 
+@pytest.mark.parametrize("search_nodes", [200_000, 0], ids=["compiled search", "sub-IP"])
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 100_000), n=st.integers(2, 7))
-def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
+def test_separation_reports_only_violated_clusters_and_misses_none(search_nodes, seed, n):
     child, members, values = _random_lp_point(seed, n)
     brute = _all_violations(child, members, values, n)
     found, proved = clusters.violated_clusters(child, members, values, n, exact=True,
-                                               report_proof=True)
+                                               report_proof=True, search_nodes=search_nodes)
     for violation, cluster in found:
         true = brute[tuple(np.flatnonzero(cluster))]
         assert violation == pytest.approx(true, abs=1e-5) and true > 0
@@ -87,6 +88,21 @@ def test_separation_reports_only_violated_clusters_and_misses_none(seed, n):
     peeled, peeling_proved = clusters.violated_clusters(child, members, values, n, exact=False,
                                                         report_proof=True)
     assert peeling_proved == bool(peeled)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(2, 8), keep=st.integers(1, 6))
+def test_compiled_separation_keeps_exactly_the_most_violated_clusters(seed, n, keep):
+    child, members, values = _random_lp_point(seed, n)
+    brute = _all_violations(child, members, values, n)
+    costs, rows, found, finished = clusters._search_clusters(child, members, values, n, keep,
+                                                             10**6)
+    assert finished
+    for cost, row in zip(costs[:found], rows[:found]):
+        assert 1.0 - cost == pytest.approx(brute[tuple(np.flatnonzero(row))], abs=1e-9)
+    assert len({row.tobytes() for row in rows[:found]}) == found
+    best = sorted((v for v in brute.values() if v > 1e-6), reverse=True)[:keep]
+    assert sorted(1.0 - costs[:found], reverse=True) == pytest.approx(best, abs=1e-9)
 
 
 @settings(max_examples=30, deadline=None)

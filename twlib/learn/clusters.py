@@ -7,8 +7,9 @@ variables) holds a variable whose parents all lie outside ``C``::
 
 :func:`violated_clusters` finds the clusters a fractional point violates: a
 compiled greedy peeling of the strongly connected parts of its support (and of
-its heavier arcs) first, then, when that finds none, a small sub-IP that
-maximises the violation exactly (Bartlett & Cussens 2017, section 5).  Both the
+its heavier arcs) first, then, when that finds none, an exact search for the
+most violated clusters: a compiled branch and bound, and should it run out of
+nodes, a small sub-IP (Bartlett & Cussens 2017, section 5).  Both the
 branch and cut of :mod:`twlib.learn.ilp` and the LP relaxation of
 :mod:`twlib.learn.relaxation` use them.
 """
@@ -28,6 +29,7 @@ __all__ = ["SolverMissing", "require_scip", "cluster_families", "cluster_violati
 
 _EPS = 1e-6          # a cut must be violated by more than this to be added
 _MAX_CUTS = 20       # cluster cuts per separation round
+_SEARCH_NODES = 200_000   # nodes of the compiled exact separation before the sub-IP takes over
 
 
 class SolverMissing(TwlibError, ImportError):
@@ -183,14 +185,18 @@ def _strong_parts(weights, threshold):
 
 
 def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,
-                      max_cuts: int = _MAX_CUTS, report_proof: bool = False):
+                      max_cuts: int = _MAX_CUTS, report_proof: bool = False,
+                      search_nodes: int = _SEARCH_NODES):
     """Clusters whose constraint the LP point violates, most violated first.
 
     The strong parts of the support (and of its heavier arcs) are peeled
-    greedily first; the exact sub-IP runs only when that finds nothing.
+    greedily first.  Only when that finds nothing does the exact separation
+    run: a compiled branch and bound of up to ``search_nodes`` nodes, which
+    keeps the ``max_cuts`` most violated clusters, and, should it not finish,
+    the sub-IP, for at most ``time_limit`` seconds.
     Returns ``[(violation, bool row), ...]``, at most ``max_cuts`` of them;
-    with ``report_proof``, also whether an empty answer is proved (the sub-IP
-    ran to its end, not to ``time_limit``; the peeling alone proves nothing).
+    with ``report_proof``, also whether an empty answer is proved (an exact
+    search ran to its end; the peeling alone proves nothing).
 
     >>> child = np.array([0, 1, 0, 1]); members = np.array([[0, 1], [1, 0], [0, 0], [0, 0]], bool)
     >>> [round(v, 2) for v, _ in violated_clusters(child, members, np.array([.8, .8, .2, .2]), 2)]
@@ -207,11 +213,178 @@ def violated_clusters(child, members, values, n, exact: bool = True, time_limit:
                 found[cluster.tobytes()] = (violation, cluster)
     proved = bool(found)
     if not found and exact:
-        clusters, proved = _subip_clusters(child, members, values, n, time_limit)
+        costs, rows, count, proved = _search_clusters(child, members, values, n, max_cuts,
+                                                      search_nodes)
+        clusters = [(1.0 - cost, row) for cost, row in zip(costs[:count], rows[:count])]
+        if not proved:
+            clusters, proved = _subip_clusters(child, members, values, n, time_limit)
         for violation, cluster in clusters:
             found[cluster.tobytes()] = (violation, cluster)
     out = sorted(found.values(), key=lambda item: -item[0])[:max_cuts]
     return (out, proved) if report_proof else out
+
+
+@nb.njit(cache=True)
+def _free_weights(child, values, count, free):
+    """``free[v]``: the weight of ``v``'s families with no parent left (``count[j] == 0``)."""
+    free[:] = 0.0
+    for j in range(child.shape[0]):
+        if count[j] == 0:
+            free[child[j]] += values[j]
+
+
+@nb.njit(cache=True)
+def _keep_cluster(cluster, cost, kept_cost, kept, size):
+    """Put ``cluster`` (of cost ``cost``) among the ``kept`` best, unless it is there
+    already; returns the new count."""
+    for i in range(size):
+        if (kept[i] == cluster).all():
+            return size
+    slot = size
+    if size == kept.shape[0]:
+        slot = np.argmax(kept_cost)
+        if kept_cost[slot] <= cost:
+            return size
+    else:
+        size += 1
+    kept_cost[slot] = cost
+    kept[slot] = cluster
+    return size
+
+
+@nb.njit(cache=True)
+def _search_clusters(child, members, values, n, max_found, node_limit):
+    """Exact separation by a compiled branch and bound over the members of a cluster.
+
+    A cluster ``C`` costs ``g(C) = sum_{v in C} f_v(C)``, ``f_v(C)`` the weight of
+    ``v``'s families with no parent in ``C`` (violation ``1 - g``).  Each ``f_v``
+    only falls as ``C`` grows, so with members ``In`` fixed and ``U`` still open,
+    ``sum_{v in In} f_v(In | U)`` bounds the cost of every cluster between them:
+    the node is cut off once that reaches the ``max_found``-th best cost (or 1),
+    and an open ``u`` goes out once adding ``f_u(In | U)`` would.  Returns the
+    best clusters' costs and rows, how many, and whether the search ended
+    within ``node_limit`` nodes (then no cluster it left out is more violated).
+    """
+    m = child.shape[0]
+    as_parent = [np.flatnonzero(members[:, u]) for u in range(n)]
+    count = np.zeros(m, dtype=np.int64)          # parents of j still in In | U
+    for j in range(m):
+        count[j] = members[j].sum()
+    status = np.full(n, 2, dtype=np.int8)        # 0 open, 1 in, 2 out
+    for j in range(m):
+        status[child[j]] = 0
+    for u in range(n):                           # a variable with no family never joins
+        if status[u] == 2:
+            for j in as_parent[u]:
+                count[j] -= 1
+    free = np.zeros(n)
+    kept_cost = np.zeros(max_found)
+    kept = np.zeros((max_found, n), dtype=np.bool_)
+    found = 0
+    trail = np.empty(n, dtype=np.int64)
+    trail_kind = np.empty(n, dtype=np.int8)
+    size = 0
+    frame_vertex = np.empty(n + 1, dtype=np.int64)
+    frame_stage = np.empty(n + 1, dtype=np.int8)
+    frame_trail = np.empty(n + 1, dtype=np.int64)
+    depth = 0
+    nodes = 0
+    inside_count = np.zeros(m, dtype=np.int64)
+    while True:
+        nodes += 1
+        if nodes > node_limit:
+            return kept_cost, kept, found, False
+        limit = 1.0 - _EPS if found < max_found else kept_cost[:found].max()
+        # bound, and send out every open variable that cannot join
+        alive = True
+        while True:
+            _free_weights(child, values, count, free)
+            bound = 0.0
+            for v in range(n):
+                if status[v] == 1:
+                    bound += free[v]
+            if bound >= limit:
+                alive = False
+                break
+            moved = False
+            for u in range(n):
+                if status[u] == 0 and bound + free[u] >= limit:
+                    status[u] = 2
+                    for j in as_parent[u]:
+                        count[j] -= 1
+                    trail[size] = u
+                    trail_kind[size] = 2
+                    size += 1
+                    moved = True
+            if not moved:
+                break
+        branch = -1
+        if alive:
+            members_left = 0
+            widest = 0.0                        # the cost of In | U
+            for v in range(n):
+                if status[v] != 2:
+                    members_left += 1
+                    widest += free[v]
+            alive = members_left >= 2
+        if alive:
+            if widest < limit:
+                found = _keep_cluster(status != 2, widest, kept_cost, kept, found)
+            chosen = 0
+            for v in range(n):
+                if status[v] == 1:
+                    chosen += 1
+            if chosen >= 2:                     # the cost of In alone
+                inside_count[:] = 0
+                for v in range(n):
+                    if status[v] == 1:
+                        for j in as_parent[v]:
+                            inside_count[j] += 1
+                cost = 0.0
+                for j in range(m):
+                    if status[child[j]] == 1 and inside_count[j] == 0:
+                        cost += values[j]
+                if cost < (1.0 - _EPS if found < max_found else kept_cost[:found].max()):
+                    found = _keep_cluster(status == 1, cost, kept_cost, kept, found)
+            best_free = -1.0
+            for u in range(n):                  # the open variable that costs most to take
+                if status[u] == 0 and free[u] > best_free:
+                    best_free = free[u]
+                    branch = u
+        if branch >= 0:
+            frame_vertex[depth] = branch
+            frame_stage[depth] = 0
+            frame_trail[depth] = size
+            depth += 1
+            status[branch] = 1
+            trail[size] = branch
+            trail_kind[size] = 1
+            size += 1
+            continue
+        resumed = False
+        while depth > 0:
+            d = depth - 1
+            while size > frame_trail[d]:        # undo the node's moves
+                size -= 1
+                u = trail[size]
+                if trail_kind[size] == 2:
+                    for j in as_parent[u]:
+                        count[j] += 1
+                status[u] = 0
+            if frame_stage[d] == 0:
+                frame_stage[d] = 1
+                u = frame_vertex[d]
+                status[u] = 2
+                for j in as_parent[u]:
+                    count[j] -= 1
+                trail[size] = u
+                trail_kind[size] = 2
+                size += 1
+                resumed = True
+                break
+            depth -= 1
+        if not resumed:
+            return kept_cost, kept, found, True
 
 
 def _subip_clusters(child, members, values, n, time_limit):
