@@ -13,13 +13,13 @@ There are exponentially many cluster constraints, so they are added as cutting
 planes by a SCIP constraint handler: an integral solution with a cycle is cut
 off by the cluster of that cycle; a fractional LP solution is searched for
 violated clusters by :func:`~twlib.learn.clusters.violated_clusters` (greedy
-peeling, then, at the root, an exact sub-IP).  Acyclicity itself is checked on
+peeling, then, at the root, an exact search).  Acyclicity itself is checked on
 every candidate solution, so the cuts only have to be strong, never complete.
 A primal heuristic (GOBNILP's sink finding) turns every node's LP point into an
 acyclic network.  Before the branch and cut, the LP relaxation is solved by
 column generation (:func:`~twlib.learn.relaxation.lp_bound`) over a few
 families at a time, and the cuts it needed (cluster constraints and GOBNILP's
-set-packing rows of three and four variables) enter the programme as initial rows:
+set-packing rows of three and four variables) enter SCIP's first LP as rows:
 SCIP's own root loop, re-solving an LP over every family, stalls long before
 that relaxation's bound on large candidate sets.
 
@@ -175,22 +175,39 @@ def _has_cycle(fam: _Families, values) -> list | None:
     return find_cycle(parents)
 
 
-def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, tally: dict):
-    """A SCIP constraint handler for acyclicity: cluster cuts, checked on every solution."""
+def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, tally: dict,
+                        warm=None):
+    """A SCIP constraint handler for acyclicity: cluster cuts, checked on every solution.
+
+    ``warm`` (a relaxation's result) puts its cluster cuts and set-packing rows
+    into each run's first LP as rows; as constraints, SCIP would presolve and
+    propagate them, and on WIN95PTS their 21 million entries made that cost
+    more than the LP."""
     SCIP_RESULT = pyscipopt.SCIP_RESULT
 
     class Acyclicity(pyscipopt.Conshdlr):
         def consinitsol(self, constraints):
             self.tx = [self.model.getTransformedVar(x) for x in xs]
 
-        def _cut(self, cluster, source):
-            row = self.model.createEmptyRowUnspec(name="cluster", lhs=1.0, rhs=None,
+        def consinitlp(self, constraints):
+            if warm is not None:
+                for cluster in warm["clusters"]:
+                    self._row(cluster_families(cluster, fam.child, fam.members), 1.0, None)
+                for members in warm["packings"]:
+                    self._row(packing_families(members, fam.child, fam.members), None, 1.0)
+            return {"infeasible": False}
+
+        def _row(self, families, lhs, rhs):
+            row = self.model.createEmptyRowUnspec(name="cluster", lhs=lhs, rhs=rhs,
                                                   local=False, removable=True)
             self.model.cacheRowExtensions(row)
-            for j in np.flatnonzero(cluster_families(cluster, fam.child, fam.members)):
+            for j in np.flatnonzero(families):
                 self.model.addVarToRow(row, self.tx[j], 1.0)
             self.model.flushRowExtensions(row)
             self.model.addCut(row, forcecut=True)
+
+        def _cut(self, cluster, source):
+            self._row(cluster_families(cluster, fam.child, fam.members), 1.0, None)
             tally[source] += 1
 
         def _cycle_cut(self, values):
@@ -329,13 +346,13 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     gap_limit : float
         Stop at this relative gap (0: prove the optimum).
     exact_separation : bool
-        At the root node, search fractional points for violated clusters with
-        the sub-IP when the greedy peeling finds none (the root LP bound is then
+        At the root node, search fractional points for violated clusters
+        exactly when the greedy peeling finds none (the root LP bound is then
         the tightest cluster cuts give); deeper nodes use the peeling only.
     relaxation_share : float
         At most this share of ``time_limit`` first goes to the LP relaxation by
         column generation (:func:`~twlib.learn.relaxation.lp_bound`); its
-        cluster cuts and set-packing rows enter the programme as initial rows
+        cluster cuts and set-packing rows enter the first LP as rows
         and its bound caps the one reported.  0 leaves the cuts to the branch and cut alone.
     solver_params : dict, optional
         SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
@@ -389,19 +406,18 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     for v in range(n):
         model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
     _pair_cuts(pyscipopt, model, fam, xs)
-    if relaxation is not None:
-        _warm_cuts(pyscipopt, model, fam, xs, relaxation["clusters"], relaxation["packings"])
     order_vars = arc = None
     if k is not None:
         order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
     model.setMaximize()
     tally = {"cluster cuts": 0, "cycle cuts": 0}
-    handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally)
+    handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally,
+                                                 relaxation)
     deadline_left[0] = started + time_limit
     model.includeConshdlr(handler, "acyclicity", "cluster constraints", sepapriority=100,
                           enfopriority=-100, chckpriority=-100, sepafreq=1, propfreq=-1,
                           eagerfreq=-1, maxprerounds=0, needscons=True)
-    model.addPyCons(model.createCons(handler, "acyclic", initial=False, separate=True,
+    model.addPyCons(model.createCons(handler, "acyclic", initial=True, separate=True,
                                      enforce=True, check=True, propagate=False))
     model.includeHeur(_sink_heuristic(pyscipopt, fam, xs, k, order_vars, arc), "sinks",
                       "sink elimination guided by the LP", "S", priority=100000, freq=1,
@@ -475,19 +491,6 @@ def _pair_cuts(pyscipopt, model, fam: _Families, xs):
         if len(by_child) == 2:
             model.addCons(pyscipopt.quicksum(xs[j] for rows in by_child.values() for j in rows)
                           <= 1, name=f"pair{a}_{b}")
-
-
-def _warm_cuts(pyscipopt, model, fam: _Families, xs, clusters, packings):
-    """The cluster constraints of ``clusters`` and the set-packing rows of ``packings``
-    (bool rows each), as initial rows the LP may age out."""
-    for i, cluster in enumerate(clusters):
-        rows = np.flatnonzero(cluster_families(cluster, fam.child, fam.members))
-        model.addCons(pyscipopt.quicksum(xs[j] for j in rows) >= 1, name=f"warm{i}",
-                      removable=True)
-    for i, members in enumerate(packings):
-        rows = np.flatnonzero(packing_families(members, fam.child, fam.members))
-        model.addCons(pyscipopt.quicksum(xs[j] for j in rows) <= 1, name=f"pack{i}",
-                      removable=True)
 
 
 def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):

@@ -250,7 +250,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     Returns a dict: ``bound`` (the smallest Lagrangian bound met), ``lp`` (the
     restricted programme's last value), ``converged`` (no column priced in and
     no violated cluster or packing row was found; with ``exact_separation`` the
-    sub-IP proved there is no cluster, and ``bound`` is then the relaxation's
+    exact search proved there is no cluster, and ``bound`` is then the relaxation's
     optimum), ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added)
     and ``cuts_kept`` (cluster cuts kept; the rest were dropped after long slack),
     ``clusters`` and ``packings`` (the kept cluster cuts' and packing rows' sets,
