@@ -42,6 +42,7 @@ def test_same_optimum_as_the_order_graph(share, seed, n_vars, score):
     assert res.status == "optimal"
     assert res.score == pytest.approx(exact.score, rel=1e-9, abs=1e-7)
     assert res.upper_bound >= res.score - 1e-7
+    assert res.stats["root_bound"] >= res.upper_bound - 1e-6     # bounds only tighten
     if share:
         assert res.stats["relaxation"]["bound"] >= exact.score - 1e-6
     assert nx.is_directed_acyclic_graph(nx.DiGraph(

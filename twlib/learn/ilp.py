@@ -299,7 +299,10 @@ def _treewidth_constraints(pyscipopt, model, fam: _Families, xs, k: int):
     return order, arc
 
 
-def _history_handler(pyscipopt, started, history):
+def _history_handler(pyscipopt, started, history, root):
+    """Records the incumbent and the bound over time in ``history``, and the bound
+    when the first root node is solved in ``root`` (SCIP's own root bound is
+    that of the last run, which after a restart late in the search is the optimum)."""
     class History(pyscipopt.Eventhdlr):
         def eventinit(self):
             self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
@@ -311,6 +314,9 @@ def _history_handler(pyscipopt, started, history):
 
         def eventexec(self, event):
             primal, dual = self.model.getPrimalbound(), self.model.getDualbound()
+            if (not root and event.getType() != pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND
+                    and event.getNode().getDepth() == 0):
+                root.append(dual)
             if history and history[-1]["score"] == primal and history[-1]["bound"] == dual:
                 return
             history.append({"seconds": time.perf_counter() - started, "score": primal,
@@ -423,7 +429,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                       "sink elimination guided by the LP", "S", priority=100000, freq=1,
                       timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
     history = []
-    model.includeEventhdlr(_history_handler(pyscipopt, started, history), "history",
+    root = []
+    model.includeEventhdlr(_history_handler(pyscipopt, started, history, root), "history",
                            "incumbent and bound over time")
     # without a start, the empty graph: a time limit always leaves an incumbent
     start_rows = _start_rows(fam, {} if start is None else start, pss)
@@ -459,7 +466,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         if width > k:
             raise InternalError(f"the solver's elimination order has width {width} > k = {k}")
     stats = {"seconds": time.perf_counter() - started, "setup_seconds": setup,
-             "nodes": model.getNNodes(), "root_bound": model.getDualboundRoot(),
+             "nodes": model.getNNodes(), "root_bound": root[0] if root else bound,
              "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
              "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
              "history": history, "start_score": float(fam.score[start_rows].sum()), **tally}
@@ -467,7 +474,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         stats["relaxation"] = {key: relaxation[key] for key in
                                ("bound", "converged", "seconds", "columns", "cuts_kept")}
         stats["relaxation"]["packing_rows"] = len(relaxation["packings"])
-    if not abs(stats["root_bound"]) < 1e19:          # solved before the root bound was kept
+    if not abs(stats["root_bound"]) < 1e19:          # the root was cut off: its bound is the optimum
         stats["root_bound"] = bound
     stats["root_gap"] = relative_gap(score, stats["root_bound"])
     return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
