@@ -253,6 +253,18 @@ def _keep_cluster(cluster, cost, kept_cost, kept, size):
 
 
 @nb.njit(cache=True)
+def _send_out(u, status, count, as_parent, trail, trail_kind, size):
+    """Variable ``u`` leaves the cluster search (its families lose a parent in
+    ``In | U``), recorded on the trail; returns the trail's new length."""
+    status[u] = 2
+    for j in as_parent[u]:
+        count[j] -= 1
+    trail[size] = u
+    trail_kind[size] = 2
+    return size + 1
+
+
+@nb.njit(cache=True)
 def _search_clusters(child, members, values, n, max_found, node_limit):
     """Exact separation by a compiled branch and bound over the members of a cluster.
 
@@ -309,12 +321,7 @@ def _search_clusters(child, members, values, n, max_found, node_limit):
             moved = False
             for u in range(n):
                 if status[u] == 0 and bound + free[u] >= limit:
-                    status[u] = 2
-                    for j in as_parent[u]:
-                        count[j] -= 1
-                    trail[size] = u
-                    trail_kind[size] = 2
-                    size += 1
+                    size = _send_out(u, status, count, as_parent, trail, trail_kind, size)
                     moved = True
             if not moved:
                 break
@@ -373,13 +380,8 @@ def _search_clusters(child, members, values, n, max_found, node_limit):
                 status[u] = 0
             if frame_stage[d] == 0:
                 frame_stage[d] = 1
-                u = frame_vertex[d]
-                status[u] = 2
-                for j in as_parent[u]:
-                    count[j] -= 1
-                trail[size] = u
-                trail_kind[size] = 2
-                size += 1
+                size = _send_out(frame_vertex[d], status, count, as_parent, trail, trail_kind,
+                                 size)
                 resumed = True
                 break
             depth -= 1
