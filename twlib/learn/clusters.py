@@ -215,8 +215,9 @@ def violated_clusters(child, members, values, n, exact: bool = True, time_limit:
     if not found and exact:
         costs, rows, count, proved = _search_clusters(child, members, values, n, max_cuts,
                                                       search_nodes)
-        clusters = [(1.0 - cost, row) for cost, row in zip(costs[:count], rows[:count])]
-        if not proved:
+        if proved:
+            clusters = [(1.0 - cost, row) for cost, row in zip(costs[:count], rows[:count])]
+        else:
             clusters, proved = _subip_clusters(child, members, values, n, time_limit)
         for violation, cluster in clusters:
             found[cluster.tobytes()] = (violation, cluster)
@@ -235,8 +236,11 @@ def _free_weights(child, values, count, free):
 
 @nb.njit(cache=True)
 def _keep_cluster(cluster, cost, kept_cost, kept, size):
-    """Put ``cluster`` (of cost ``cost``) among the ``kept`` best, unless it is there
-    already; returns the new count."""
+    """Put ``cluster`` (of cost ``cost``) among the ``kept`` best, if it is violated,
+    not there already, and (when all slots are full) better than the worst kept;
+    returns the new count."""
+    if cost >= 1.0 - _EPS:
+        return size
     for i in range(size):
         if (kept[i] == cluster).all():
             return size
@@ -335,8 +339,7 @@ def _search_clusters(child, members, values, n, max_found, node_limit):
                     widest += free[v]
             alive = members_left >= 2
         if alive:
-            if widest < limit:
-                found = _keep_cluster(status != 2, widest, kept_cost, kept, found)
+            found = _keep_cluster(status != 2, widest, kept_cost, kept, found)
             chosen = 0
             for v in range(n):
                 if status[v] == 1:
@@ -351,8 +354,7 @@ def _search_clusters(child, members, values, n, max_found, node_limit):
                 for j in range(m):
                     if status[child[j]] == 1 and inside_count[j] == 0:
                         cost += values[j]
-                if cost < (1.0 - _EPS if found < max_found else kept_cost[:found].max()):
-                    found = _keep_cluster(status == 1, cost, kept_cost, kept, found)
+                found = _keep_cluster(status == 1, cost, kept_cost, kept, found)
             best_free = -1.0
             for u in range(n):                  # the open variable that costs most to take
                 if status[u] == 0 and free[u] > best_free:
