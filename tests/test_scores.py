@@ -146,6 +146,34 @@ def test_theorem_3_bound():
     assert ParentSetScores(ds, "bic", max_parents=5).max_parents == max_parents_bound(20)
 
 
+def test_size_rule_keeps_two_parents_on_three_rows():
+    """v = a AND b on three rows: neither parent alone beats no parents, the pair
+    does, and floor(log2(2N / log2 N)) = 1 would have pruned it."""
+    ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 1], "b": [1, 0, 1], "v": [0, 0, 1]}))
+    assert max_parents_bound(3) == 2
+    assert ParentSetScores(ds, "bic", max_parents=2).best("v")[1] == ("a", "b")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 100_000), st.integers(2, 45))
+def test_size_rule_never_prunes_an_optimal_family(seed, n_rows):
+    """The most parents an optimal BIC family has, found by scoring every set, is
+    within the bound, and the pruned candidate lists keep each variable's best."""
+    from itertools import combinations
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 3, size=(n_rows, 5)) * (rng.random((n_rows, 5)) < 0.7)
+    values[:2] = [[0] * 5, [1] * 5]          # no constant column
+    ds = Dataset.from_pandas(pd.DataFrame(values, columns=list("abcde")))
+    pruned = ParentSetScores(ds, "bic", max_parents=4)
+    for child in ds.names:
+        others = [u for u in ds.names if u != child]
+        scored = [(local_score(ds, child, list(ps), "bic"), -len(ps))
+                  for size in range(5) for ps in combinations(others, size)]
+        best, fewest = max(scored)
+        assert -fewest <= max_parents_bound(n_rows)
+        assert pruned.best(child)[0] == pytest.approx(best, abs=1e-9)
+
+
 def test_score_file_round_trip(tmp_path):
     ds = random_dataset(5, n_vars=4)
     pss = ParentSetScores(ds, score="bic", max_parents=2)

@@ -655,15 +655,26 @@ def _score_block(shared, combos, todo):
 
 
 def max_parents_bound(n_rows: int) -> int:
-    """Wu's Theorem 3 (after Tian 2000): under MDL/BIC an optimal network gives
-    no variable more than ``log2(2N / log2 N)`` parents.
+    """The most parents a variable has in an optimal BIC network (after Tian 2000,
+    Wu's Theorem 3; de Campos & Ji 2011).
 
-    >>> max_parents_bound(10_000)
-    10
+    A set ``S`` of ``s`` parents costs at least ``(r-1)(2^s - 1) ln(N)/2`` more
+    penalty than no parents, and gains at most ``N ln r`` of log-likelihood; as
+    ``ln(r)/(r-1) <= ln 2``, it can beat the empty set only if
+    ``2^s - 1 < 2N / log2 N``.  The bound is the largest such ``s`` (often quoted
+    as ``floor(log2(2N / log2 N))``, which is one too small for some ``N``, such
+    as 3 and 13).
+
+    >>> max_parents_bound(10_000), max_parents_bound(3)
+    (10, 2)
     """
-    if n_rows < 3:
-        return 0
-    return int(math.floor(math.log2(2 * n_rows / math.log2(n_rows))))
+    if n_rows < 2:
+        return 0                    # one row: every family has likelihood 1 and no penalty
+    ceiling = 2 * n_rows / math.log2(n_rows)
+    size = 0
+    while 2 ** (size + 1) - 1 < ceiling:
+        size += 1
+    return size
 
 
 def _binomials(n: int, k: int) -> np.ndarray:
