@@ -386,12 +386,17 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
     _check_share(relaxation_share)
     started = time.perf_counter()
+    model = pyscipopt.Model("bnsl")
+    for name in solver_params or {}:
+        try:
+            model.getParam(name)
+        except KeyError:
+            raise InputError(f"SCIP has no parameter {name!r} (solver_params)") from None
     relaxation = (lp_bound(pss, time_limit=relaxation_share * time_limit,
                            exact_separation=exact_separation)
                   if relaxation_share > 0 else None)
     fam = _Families(pss)
     n = fam.n
-    model = pyscipopt.Model("bnsl")
     if not verbose:
         model.hideOutput()
     model.setParam("limits/time", max(time_limit - (time.perf_counter() - started), 0.1))
@@ -436,7 +441,10 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     start_rows = _start_rows(fam, {} if start is None else start, pss)
     _add_start(model, fam, xs, start_rows, k, order_vars, arc)
     for name, value in (solver_params or {}).items():
-        model.setParam(name, value)
+        try:
+            model.setParam(name, value)
+        except (TypeError, ValueError, LookupError) as err:
+            raise InputError(f"SCIP refused {name} = {value!r} (solver_params): {err}") from None
     setup = time.perf_counter() - started
     model.optimize()
     status = STATUSES.get(model.getStatus(), model.getStatus())
