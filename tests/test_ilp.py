@@ -289,3 +289,28 @@ def test_scoring_on_an_executor_gives_the_same_optimum():
         spread = ilp.learn(data, max_parents=2, start=None, executor=ex)
     assert spread.status == plain.status == "optimal"
     assert spread.score == pytest.approx(plain.score) and spread.parents == plain.parents
+
+
+def test_helper_process_solves_the_restricted_programme():
+    """The second process, given every family, returns the optimum once, and a
+    solve that starts it (threshold lowered) still proves the same optimum."""
+    data = _random_data(3, 8)
+    pss = ParentSetScores(data, max_parents=2)
+    fam = ilp._Families(pss)
+    start_rows = ilp._start_rows(fam, {}, pss)
+    helper = ilp._Helper(pss, fam, np.arange(len(fam.score)), start_rows, seconds=30)
+    helper._process.wait()
+    parents = helper.receive()
+    assert helper.receive() is None                       # handed over once
+    helper.stop()
+    assert helper.stats["exit"] == 0
+    optimum = order_graph.dp(pss).score
+    score = sum(pss.score_of(v, list(ps)) for v, ps in parents.items())
+    assert score == pytest.approx(optimum, abs=1e-6)
+    ilp_helper_off = ilp._HELPER_FAMILIES
+    try:
+        ilp._HELPER_FAMILIES = 0
+        res = ilp.solve(pss, time_limit=60, start={})
+    finally:
+        ilp._HELPER_FAMILIES = ilp_helper_off
+    assert res.score == pytest.approx(optimum, abs=1e-6) and "helper" in res.stats

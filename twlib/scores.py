@@ -14,6 +14,7 @@ parent sets for every variable with the pruning rules of Wu (2010, ch. 3.3).
 """
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 from itertools import combinations
@@ -807,6 +808,29 @@ class ParentSetScores:
             self._scores.append(sc[order])
             self._masks.append(_masks(p[order], len(self.names)))
         self.stats["kept"] = sum(len(sc) for sc in self._scores)
+
+    def restricted(self, keep: dict) -> "ParentSetScores":
+        """A copy holding only some sets: ``keep[v]`` lists positions in variable
+        ``v``'s list (index ``v``, best first, as :meth:`parent_arrays` gives it).
+        Every variable keeps its empty set, so any order still has a network.
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 1, 1]}))
+        >>> pss = ParentSetScores(ds, max_parents=1, prune=False)
+        >>> [len(pss.restricted({}).sets(v)) for v in "ab"], len(pss.restricted({0: [0, 1]}))
+        ([1, 1], 3)
+        """
+        out = copy.copy(self)
+        out.stats = dict(self.stats)
+        parents, scores = [], []
+        for v in range(self.n_vars):
+            rows, sc, _ = self.parent_arrays(v)
+            chosen = np.union1d(np.asarray(keep.get(v, ()), dtype=np.int64),
+                                np.flatnonzero((rows < 0).all(axis=1)))
+            parents.append(rows[chosen])
+            scores.append(sc[chosen])
+        out._store(parents, scores)
+        return out
 
     @classmethod
     def from_candidates(cls, data: Dataset, candidates, score: str = "bic", ess: float = 1.0,

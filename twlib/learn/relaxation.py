@@ -251,7 +251,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     restricted programme's last value), ``converged`` (no column priced in and
     no violated cluster or packing row was found; with ``exact_separation`` the
     exact search proved there is no cluster, and ``bound`` is then the relaxation's
-    optimum), ``rounds``, ``columns`` (used, of ``candidates``), ``cuts`` (added)
+    optimum), ``rounds``, ``columns`` (used, of ``candidates``; ``column_rows`` are
+    their positions in the variables' lists concatenated), ``cuts`` (added)
     and ``cuts_kept`` (cluster cuts kept; the rest were dropped after long slack),
     ``clusters`` and ``packings`` (the kept cluster cuts' and packing rows' sets,
     a bool row over the variables each), ``seconds`` and ``history`` (the bound
@@ -320,7 +321,8 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
             break
         master.add_cuts(np.array([c for _, c in found]))
     return {"bound": max(bound, value), "lp": value, "converged": converged,
-            "rounds": rounds, "columns": len(master.rows), "candidates": len(cols.scores),
+            "rounds": rounds, "columns": len(master.rows), "column_rows": master.rows,
+            "candidates": len(cols.scores),
             "cuts": master.cuts_added, "cuts_kept": len(master.clusters),
             "clusters": master.clusters, "packings": master.cuts[master.packing],
             "seconds": time.perf_counter() - started,
