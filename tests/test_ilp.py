@@ -261,6 +261,8 @@ def test_bad_input_is_named():
         ilp.solve(ParentSetScores(data, max_parents=2), relaxation_share=1.0)
     with pytest.raises(InputError, match="relaxation_share"):
         ilp.learn(data, relaxation_share=-0.1)
+    with pytest.raises(InputError, match="helper_share"):
+        ilp.solve(ParentSetScores(data, max_parents=2), helper_share=1.5)
     pss = ParentSetScores(data, max_parents=2)
     with pytest.raises(InputError, match="no parameter 'separating/nonsense'"):
         ilp.solve(pss, solver_params={"separating/nonsense": 1})

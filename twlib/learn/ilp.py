@@ -400,7 +400,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
-    _check_share(relaxation_share)
+    _check_share("relaxation_share", relaxation_share)
+    _check_share("helper_share", helper_share)
     started = time.perf_counter()
     model = pyscipopt.Model("bnsl")
     for name in solver_params or {}:
@@ -462,6 +463,11 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     # without a start, the empty graph: a time limit always leaves an incumbent
     start_rows = _start_rows(fam, {} if start is None else start, pss)
     _add_start(model, fam, xs, start_rows, k, order_vars, arc)
+    for name, value in (solver_params or {}).items():
+        try:
+            model.setParam(name, value)
+        except (TypeError, ValueError, LookupError) as err:
+            raise InputError(f"SCIP refused {name} = {value!r} (solver_params): {err}") from None
     helper = None
     if (helper_share > 0 and k is None and relaxation is not None
             and len(fam.score) > _HELPER_FAMILIES):
@@ -470,11 +476,6 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                          start_rows, helper_share * left)
         model.includeEventhdlr(helper.handler(pyscipopt, pss, fam, xs), "helper",
                                "networks from the restricted programme")
-    for name, value in (solver_params or {}).items():
-        try:
-            model.setParam(name, value)
-        except (TypeError, ValueError, LookupError) as err:
-            raise InputError(f"SCIP refused {name} = {value!r} (solver_params): {err}") from None
     setup = time.perf_counter() - started
     try:
         model.optimize()
@@ -591,9 +592,9 @@ class _Helper:
         self._dir.cleanup()
 
 
-def _check_share(relaxation_share):
-    if not 0 <= relaxation_share < 1:
-        raise InputError(f"relaxation_share must be in [0, 1), got {relaxation_share!r}")
+def _check_share(name, share):
+    if not 0 <= share < 1:
+        raise InputError(f"{name} must be in [0, 1), got {share!r}")
 
 
 def _pair_cuts(pyscipopt, model, fam: _Families, xs):
@@ -723,7 +724,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
         raise InputError(f"max_parents must be an integer >= 0, got {max_parents!r}")
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
-    _check_share(relaxation_share)
+    _check_share("relaxation_share", relaxation_share)
     started = time.perf_counter()
     limit = max_parents if k is None else min(max_parents, k)
     if k is not None and k >= data.n_vars - 1:
