@@ -293,7 +293,7 @@ def test_scoring_on_an_executor_gives_the_same_optimum():
     assert spread.score == pytest.approx(plain.score) and spread.parents == plain.parents
 
 
-def test_helper_process_solves_the_restricted_programme():
+def test_helper_process_solves_the_restricted_programme(monkeypatch):
     """The second process, given every family, returns the optimum once, and a
     solve that starts it (threshold lowered) still proves the same optimum."""
     data = _random_data(3, 8)
@@ -309,10 +309,6 @@ def test_helper_process_solves_the_restricted_programme():
     optimum = order_graph.dp(pss).score
     score = sum(pss.score_of(v, list(ps)) for v, ps in parents.items())
     assert score == pytest.approx(optimum, abs=1e-6)
-    ilp_helper_off = ilp._HELPER_FAMILIES
-    try:
-        ilp._HELPER_FAMILIES = 0
-        res = ilp.solve(pss, time_limit=60, start={})
-    finally:
-        ilp._HELPER_FAMILIES = ilp_helper_off
+    monkeypatch.setattr(ilp, "_HELPER_FAMILIES", 0)
+    res = ilp.solve(pss, time_limit=60, start={})
     assert res.score == pytest.approx(optimum, abs=1e-6) and "helper" in res.stats

@@ -123,6 +123,11 @@ class _Families:
             self.members[np.flatnonzero(ok), padded[ok, col]] = True
         self.of_child = [np.flatnonzero(self.child == v) for v in range(n)]
 
+    def named(self, rows, names) -> dict:
+        """``{variable: parent names}`` of the families ``rows``, one per variable."""
+        return {names[v]: tuple(names[u] for u in np.flatnonzero(self.members[j]))
+                for v, j in enumerate(rows)}
+
     def best_inside(self, v, allowed) -> int:
         """Row of ``v``'s best kept family with every parent in ``allowed`` (a bool row)."""
         rows = self.of_child[v]
@@ -488,8 +493,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     best = model.getBestSol()
     rows = [int(max(fam.of_child[v], key=lambda j: model.getSolVal(best, xs[j])))
             for v in range(n)]
-    parents = {pss.names[v]: tuple(pss.names[u] for u in np.flatnonzero(fam.members[j]))
-               for v, j in enumerate(rows)}
+    parents = fam.named(rows, pss.names)
     if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
         raise InternalError("the integer programme returned a cyclic graph")
     score = float(fam.score[rows].sum())
@@ -533,12 +537,11 @@ class _Helper:
     network whenever SCIP solves an LP."""
 
     def __init__(self, pss: ParentSetScores, fam: _Families, rows, start_rows, seconds):
-        first = np.searchsorted(fam.child, np.arange(fam.n))     # families are grouped by child
         keep = {}
         for j in rows:
-            keep.setdefault(int(fam.child[j]), []).append(int(j - first[fam.child[j]]))
-        start = {pss.names[v]: [pss.names[u] for u in np.flatnonzero(fam.members[j])]
-                 for v, j in enumerate(start_rows)}
+            v = int(fam.child[j])
+            keep.setdefault(v, []).append(int(j - fam.of_child[v][0]))
+        start = fam.named(start_rows, pss.names)
         self._dir = tempfile.TemporaryDirectory(prefix="twlib-helper-")
         task, self._answer = (Path(self._dir.name) / name for name in ("task.pkl", "answer.pkl"))
         with open(task, "wb") as out:
