@@ -312,3 +312,25 @@ def test_helper_process_solves_the_restricted_programme(monkeypatch):
     monkeypatch.setattr(ilp, "_HELPER_FAMILIES", 0)
     res = ilp.solve(pss, time_limit=60, start={})
     assert res.score == pytest.approx(optimum, abs=1e-6) and "helper" in res.stats
+
+
+@pytest.mark.parametrize("k", [None, 2])
+def test_restricted_programme_keeps_a_valid_bound(monkeypatch, k):
+    """Past the family threshold the branch and cut sees the relaxation's columns and
+    the start's families only: the network is one of the whole programme's, the
+    bound holds for the whole programme, and "optimal" only when the two meet."""
+    data = _random_data(5, 8)
+    pss = ParentSetScores(data, max_parents=2)
+    optimum = (order_graph.dp(pss).score if k is None
+               else ilp.solve(pss, k=k, time_limit=60).score)
+    monkeypatch.setattr(ilp, "_BRANCH_AND_CUT_FAMILIES", 0)
+    res = ilp.solve(pss, k=k, time_limit=60, start={})
+    assert res.stats["restricted"]["families"] < len(pss) == res.stats["candidate_sets"]
+    assert res.score == pytest.approx(
+        sum(pss.score_of(v, list(ps)) for v, ps in res.parents.items()))
+    assert res.score <= optimum + 1e-6 <= res.upper_bound + 2e-6
+    assert res.status in ("optimal", "complete")
+    assert (res.status == "optimal") == (res.score >= res.upper_bound - 1e-6)
+    if k is not None:
+        assert res.width <= k
+    assert res.stats["history"][-1]["bound"] == pytest.approx(res.upper_bound)

@@ -21,7 +21,10 @@ column generation (:func:`~twlib.learn.relaxation.lp_bound`) over a few
 families at a time, and the cuts it needed (cluster constraints and GOBNILP's
 set-packing rows of three and four variables) enter SCIP's first LP as rows:
 SCIP's own root loop, re-solving an LP over every family, stalls long before
-that relaxation's bound on large candidate sets.
+that relaxation's bound on large candidate sets.  Past a million families (a
+table of 70 variables at in-degree 3) even building SCIP's programme costs more
+than the search is worth, so the branch and cut is restricted to the families
+the relaxation priced in and the relaxation's bound is the one proved.
 
 With ``k`` given, the tree-width of the moral graph is bounded exactly by an
 elimination order (after Parviainen, Farahani & Lagergren 2014): order
@@ -85,6 +88,12 @@ _DFS_PATIENCE = 2
 # (108,940 families; 2,975 in the relaxation) that programme finds -94,050 in four
 # minutes, where the whole one finds nothing better than its start (-94,557) in ten.
 _HELPER_FAMILIES = 20_000
+# Above this many families, the branch and cut runs over the relaxation's columns and the
+# start's families alone, and the relaxation (with RESTRICTED_RELAXATION_SHARE of the time)
+# gives the bound.  Plants at in-degree <= 3 (2.7 million families): the whole programme
+# took 100 s and 9 GB to build before SCIP's first LP, with a 60-s limit.
+_BRANCH_AND_CUT_FAMILIES = 1_000_000
+RESTRICTED_RELAXATION_SHARE = 0.5
 
 
 @nb.njit(cache=True)
@@ -347,7 +356,8 @@ STATUSES = {"optimal": "optimal", "timelimit": "time_limit", "gaplimit": "gap_li
 def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.0,
           start: dict | None = None, gap_limit: float = 0.0, exact_separation: bool = True,
           relaxation_share: float = 0.1, verbose: bool = False, threads: int = 1,
-          solver_params: dict | None = None, helper_share: float = 0.4) -> LearnResult:
+          solver_params: dict | None = None, helper_share: float = 0.4,
+          relaxation: dict | None = None) -> LearnResult:
     """The optimal network over the candidate sets of ``pss``, by branch and cut.
 
     Parameters
@@ -375,6 +385,10 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         column generation (:func:`~twlib.learn.relaxation.lp_bound`); its
         cluster cuts and set-packing rows enter the first LP as rows
         and its bound caps the one reported.  0 leaves the cuts to the branch and cut alone.
+        On more than a million families it gets at least half the time, and
+        the branch and cut runs over its columns and the start's families
+        alone (``stats["restricted"]``); the relaxation's bound, which holds
+        over every family, is the one reported.
     solver_params : dict, optional
         SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
     helper_share : float
@@ -383,13 +397,18 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         the relaxation's columns and the start's families alone, and its network
         joins the search as an incumbent (``stats["helper"]``).  It runs on a
         second core; 0 turns it off.
+    relaxation : dict, optional
+        A result of :func:`~twlib.learn.relaxation.lp_bound` over these
+        families or more, to use instead of solving one: its cuts enter the
+        first LP and its bound caps the one reported (no helper then).
 
     Returns
     -------
     LearnResult
         ``status`` is ``"optimal"`` (over the kept candidate sets: in-degree
-        ``<= pss.max_parents``) or ``"time_limit"``; ``upper_bound`` the solver's
-        dual bound; ``stats`` holds seconds, nodes, the root bound, cut counts and
+        ``<= pss.max_parents``), ``"time_limit"``, or ``"complete"`` (a restricted
+        programme solved, the gap to the relaxation's bound open); ``upper_bound``
+        the solver's dual bound; ``stats`` holds seconds, nodes, the root bound, cut counts and
         the ``history`` of incumbent and bound against seconds.
 
     >>> from twlib.datasets import load_sklearn
@@ -414,11 +433,22 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
             model.getParam(name)
         except KeyError:
             raise InputError(f"SCIP has no parameter {name!r} (solver_params)") from None
-    relaxation = (lp_bound(pss, time_limit=relaxation_share * time_limit,
-                           exact_separation=exact_separation)
-                  if relaxation_share > 0 else None)
+    given = relaxation is not None
+    restricted = not given and relaxation_share > 0 and len(pss) > _BRANCH_AND_CUT_FAMILIES
+    if restricted:
+        relaxation_share = max(relaxation_share, RESTRICTED_RELAXATION_SHARE)
+    if not given and relaxation_share > 0:
+        relaxation = lp_bound(pss, time_limit=relaxation_share * time_limit,
+                              exact_separation=exact_separation)
     fam = _Families(pss)
     n = fam.n
+    # without a start, the empty graph: a time limit always leaves an incumbent
+    start_rows = _start_rows(fam, {} if start is None else start, pss)
+    if restricted:
+        return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
+                                 time_limit=time_limit, gap_limit=gap_limit,
+                                 exact_separation=exact_separation, verbose=verbose,
+                                 threads=threads, solver_params=solver_params)
     if not verbose:
         model.hideOutput()
     model.setParam("limits/time", max(time_limit - (time.perf_counter() - started), 0.1))
@@ -465,8 +495,6 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     root = []
     model.includeEventhdlr(_history_handler(pyscipopt, started, history, root), "history",
                            "incumbent and bound over time")
-    # without a start, the empty graph: a time limit always leaves an incumbent
-    start_rows = _start_rows(fam, {} if start is None else start, pss)
     _add_start(model, fam, xs, start_rows, k, order_vars, arc)
     for name, value in (solver_params or {}).items():
         try:
@@ -474,7 +502,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         except (TypeError, ValueError, LookupError) as err:
             raise InputError(f"SCIP refused {name} = {value!r} (solver_params): {err}") from None
     helper = None
-    if (helper_share > 0 and k is None and relaxation is not None
+    if (helper_share > 0 and k is None and relaxation is not None and not given
             and len(fam.score) > _HELPER_FAMILIES):
         left = time_limit - (time.perf_counter() - started)
         helper = _Helper(pss, fam, np.union1d(relaxation["column_rows"], start_rows),
@@ -520,9 +548,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     if helper is not None:
         stats["helper"] = helper.stats
     if relaxation is not None:
-        stats["relaxation"] = {key: relaxation[key] for key in
-                               ("bound", "converged", "seconds", "columns", "cuts_kept")}
-        stats["relaxation"]["packing_rows"] = len(relaxation["packings"])
+        stats["relaxation"] = _relaxation_stats(relaxation)
     if not abs(stats["root_bound"]) < 1e19:          # the root was cut off: its bound is the optimum
         stats["root_bound"] = bound
     stats["root_gap"] = relative_gap(score, stats["root_bound"])
@@ -531,21 +557,65 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                        upper_bound=bound, gap=relative_gap(score, bound))
 
 
+def _relaxation_stats(relaxation: dict) -> dict:
+    out = {key: relaxation[key] for key in
+           ("bound", "converged", "seconds", "columns", "cuts_kept")}
+    out["packing_rows"] = len(relaxation["packings"])
+    return out
+
+
+def _restricted_scores(pss: ParentSetScores, fam: _Families, rows) -> ParentSetScores:
+    """``pss`` with the families ``rows`` (positions in ``fam``) alone, and the empty sets."""
+    keep = {}
+    for j in rows:
+        v = int(fam.child[j])
+        keep.setdefault(v, []).append(int(j - fam.of_child[v][0]))
+    return pss.restricted(keep)
+
+
+def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limit, gap_limit,
+                      **options) -> LearnResult:
+    """Branch and cut over the relaxation's columns and the start's families alone; the
+    relaxation's bound, which holds for every family, is the one reported."""
+    rows = np.union1d(relaxation["column_rows"], start_rows)
+    left = max(time_limit - (time.perf_counter() - started), 1.0)
+    res = solve(_restricted_scores(pss, fam, rows), k=k, time_limit=left,
+                start=fam.named(start_rows, pss.names), gap_limit=gap_limit,
+                relaxation=relaxation, **options)
+    bound = max(relaxation["bound"], res.score)
+    gap = relative_gap(res.score, bound)
+    if gap <= max(gap_limit, 1e-9):
+        status = "optimal"
+    else:                       # the restricted programme solved: a heuristic's end
+        status = "complete" if res.status == "optimal" else res.status
+    elapsed = time.perf_counter() - started
+    offset = elapsed - res.stats["seconds"]           # when the restricted solve began
+    stats = {**res.stats, "seconds": elapsed,
+             "candidate_sets": len(fam.score), "start_score": float(fam.score[start_rows].sum()),
+             "root_bound": bound, "root_gap": gap,
+             "restricted": {"families": len(rows), "status": res.status,
+                            "bound": res.upper_bound},
+             "history": [{**h, "seconds": h["seconds"] + offset,
+                          "bound": max(relaxation["bound"], h["score"])}
+                         for h in res.stats["history"]],
+             "relaxation": _relaxation_stats(relaxation)}
+    return LearnResult(network=res.network, score=res.score, status=status, stats=stats,
+                       parents=res.parents, elimination_order=res.elimination_order,
+                       width=res.width, upper_bound=bound, gap=gap)
+
+
 class _Helper:
     """The restricted programme in a second process (``python -m
     twlib.learn.restricted``): started with the families ``rows``, polled for its
     network whenever SCIP solves an LP."""
 
     def __init__(self, pss: ParentSetScores, fam: _Families, rows, start_rows, seconds):
-        keep = {}
-        for j in rows:
-            v = int(fam.child[j])
-            keep.setdefault(v, []).append(int(j - fam.of_child[v][0]))
         start = fam.named(start_rows, pss.names)
         self._dir = tempfile.TemporaryDirectory(prefix="twlib-helper-")
         task, self._answer = (Path(self._dir.name) / name for name in ("task.pkl", "answer.pkl"))
         with open(task, "wb") as out:
-            pickle.dump({"scores": pss.restricted(keep), "start": start, "seconds": seconds}, out)
+            pickle.dump({"scores": _restricted_scores(pss, fam, rows), "start": start,
+                         "seconds": seconds}, out)
         # a fresh interpreter, not multiprocessing: no fork of SCIP's or numba's threads,
         # and no re-import of the caller's script
         self._process = subprocess.Popen(
