@@ -334,3 +334,10 @@ def test_restricted_programme_keeps_a_valid_bound(monkeypatch, k):
     if k is not None:
         assert res.width <= k
     assert res.stats["history"][-1]["bound"] == pytest.approx(res.upper_bound)
+
+
+def test_scoring_past_the_time_limit_is_announced():
+    data = _random_data(0, 6)
+    with pytest.warns(RuntimeWarning, match=r"at most 3 parents .* max_parents=2"):
+        res = ilp.learn(data, time_limit=1e-7)
+    assert res.score <= res.upper_bound

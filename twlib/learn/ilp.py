@@ -51,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numba as nb
@@ -64,7 +65,7 @@ from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
 from ..scores import ParentSetScores
 from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
                        violated_clusters)
-from .relaxation import lp_bound
+from .relaxation import lp_bound, scoring_seconds
 from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "SolverMissing"]
@@ -779,7 +780,9 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     order-based greedy searches (feedback-arc-set and depth-first starts).
     ``None`` gives none; a dict ``{variable: parents}`` gives that one.
     ``relaxation_share`` is :func:`solve`'s (the share of the time that first
-    goes to the LP relaxation).  ``executor`` scores the candidate sets on its
+    goes to the LP relaxation).  The scoring runs to its end whatever
+    ``time_limit`` says; a ``RuntimeWarning`` says so first when it is
+    estimated to take longer (:func:`~twlib.learn.relaxation.scoring_seconds`).  ``executor`` scores the candidate sets on its
     workers (:mod:`twlib.parallel`).
 
     >>> from twlib.datasets import load_sklearn
@@ -802,6 +805,14 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     limit = max_parents if k is None else min(max_parents, k)
     if k is not None and k >= data.n_vars - 1:
         k = None            # every graph on n variables has tree-width <= n - 1
+    estimate = scoring_seconds(data.n_vars, data.n_rows, limit)
+    if estimate > time_limit:
+        fewer = (f"; max_parents={limit - 1} would take about "
+                 f"{scoring_seconds(data.n_vars, data.n_rows, limit - 1):.0f} s" if limit else "")
+        warnings.warn(f"scoring every parent set of at most {limit} parents ({data.n_vars} "
+                      f"variables, {data.n_rows} rows) takes about {estimate:.0f} s on two "
+                      f"cores, past time_limit={time_limit:g} s, and is not cut short{fewer}",
+                      RuntimeWarning, stacklevel=2)
     pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit, executor=executor)
     scoring = time.perf_counter() - started
     if isinstance(start, str):
