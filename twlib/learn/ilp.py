@@ -90,11 +90,11 @@ _DFS_PATIENCE = 2
 # minutes, where the whole one finds nothing better than its start (-94,557) in ten.
 _HELPER_FAMILIES = 20_000
 # Above this many families, the branch and cut runs over the relaxation's columns and the
-# start's families alone, and the relaxation (with RESTRICTED_RELAXATION_SHARE of the time)
+# start's families alone, and the relaxation (with _RESTRICTED_RELAXATION_SHARE of the time)
 # gives the bound.  Plants at in-degree <= 3 (2.7 million families): the whole programme
 # took 100 s and 9 GB to build before SCIP's first LP, with a 60-s limit.
 _BRANCH_AND_CUT_FAMILIES = 1_000_000
-RESTRICTED_RELAXATION_SHARE = 0.5
+_RESTRICTED_RELAXATION_SHARE = 0.5
 
 
 @nb.njit(cache=True)
@@ -437,7 +437,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     given = relaxation is not None
     restricted = not given and relaxation_share > 0 and len(pss) > _BRANCH_AND_CUT_FAMILIES
     if restricted:
-        relaxation_share = max(relaxation_share, RESTRICTED_RELAXATION_SHARE)
+        relaxation_share = max(relaxation_share, _RESTRICTED_RELAXATION_SHARE)
     if not given and relaxation_share > 0:
         relaxation = lp_bound(pss, time_limit=relaxation_share * time_limit,
                               exact_separation=exact_separation)
