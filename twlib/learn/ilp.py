@@ -407,10 +407,11 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     -------
     LearnResult
         ``status`` is ``"optimal"`` (over the kept candidate sets: in-degree
-        ``<= pss.max_parents``), ``"time_limit"``, or ``"complete"`` (a restricted
-        programme solved, the gap to the relaxation's bound open); ``upper_bound``
-        the solver's dual bound; ``stats`` holds seconds, nodes, the root bound, cut counts and
-        the ``history`` of incumbent and bound against seconds.
+        ``<= pss.max_parents``), ``"time_limit"``, ``"gap_limit"``, or
+        ``"complete"`` (a restricted programme solved, the gap to the
+        relaxation's bound open); ``upper_bound`` the solver's dual bound;
+        ``stats`` holds seconds, nodes, the root bound, cut counts and the
+        ``history`` of incumbent and bound against seconds.
 
     >>> from twlib.datasets import load_sklearn
     >>> pss = ParentSetScores(load_sklearn("iris"), max_parents=2)
@@ -585,8 +586,10 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
                 relaxation=relaxation, **options)
     bound = max(relaxation["bound"], res.score)
     gap = relative_gap(res.score, bound)
-    if gap <= max(gap_limit, 1e-9):
+    if bound - res.score <= 1e-9 * max(1.0, abs(res.score)):
         status = "optimal"
+    elif gap <= 100 * gap_limit:
+        status = "gap_limit"
     else:                       # the restricted programme solved: a heuristic's end
         status = "complete" if res.status == "optimal" else res.status
     elapsed = time.perf_counter() - started
@@ -780,10 +783,10 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     order-based greedy searches (feedback-arc-set and depth-first starts).
     ``None`` gives none; a dict ``{variable: parents}`` gives that one.
     ``relaxation_share`` is :func:`solve`'s (the share of the time that first
-    goes to the LP relaxation).  The scoring runs to its end whatever
+    goes to the LP relaxation).  ``executor`` scores the candidate sets on
+    its workers (:mod:`twlib.parallel`).  The scoring runs to its end whatever
     ``time_limit`` says; a ``RuntimeWarning`` says so first when it is
-    estimated to take longer (:func:`~twlib.learn.relaxation.scoring_seconds`).  ``executor`` scores the candidate sets on its
-    workers (:mod:`twlib.parallel`).
+    estimated to take longer (:func:`~twlib.learn.relaxation.scoring_seconds`).
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("wine"), k=2, time_limit=60)
