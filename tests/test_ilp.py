@@ -188,13 +188,32 @@ def test_sink_heuristic_gives_an_acyclic_network_best_for_its_order(seed, n):
         assert fam.score[j] == max(fam.score[fits])
 
 
+@pytest.mark.parametrize("dp_vars", [0, 22], ids=["programme alone", "DP cap"])
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 2), n_vars=st.integers(4, 5))
-def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):
+def test_bounded_optimum_is_the_exhaustive_optimum(dp_vars, seed, k, n_vars):
     pss = ParentSetScores(dense_binary_data(seed, n_vars), max_parents=k + 1)
-    res = ilp.solve(pss, k=k, time_limit=60)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ilp, "_DP_BOUND_VARS", dp_vars)
+        res = ilp.solve(pss, k=k, time_limit=60)
     assert res.status == "optimal"
     assert res.score == pytest.approx(best_network_of_width(pss, k), rel=1e-9, abs=1e-7)
+    assert ("unbounded_optimum" in res.stats) == (dp_vars > 0)
+
+
+def test_unbounded_optimum_caps_the_bound_under_k():
+    from twlib.datasets import load_sklearn
+    pss = ParentSetScores(load_sklearn("wine"), max_parents=2)
+    unbounded = order_graph.dp(pss)
+    g = moral_graph({v: list(ps) for v, ps in unbounded.parents.items()})
+    g.add_nodes_from(pss.names)
+    assert treewidth_exact(g)[0] > 1             # the cap is not met at k = 1
+    res = ilp.solve(pss, k=1, time_limit=0.5, relaxation_share=0)
+    assert res.stats["unbounded_optimum"] == pytest.approx(unbounded.score)
+    assert res.score - 1e-7 <= res.upper_bound <= unbounded.score + 1e-7
+    exact = ilp.solve(pss, k=1, time_limit=60)
+    assert exact.status == "optimal"
+    assert exact.score <= res.upper_bound + 1e-7
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
