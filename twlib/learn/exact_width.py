@@ -22,7 +22,9 @@ the incumbent, that bound and the gap.
 
 The DP over all ``2^n`` subsets limits this to about two dozen variables (the
 tables take ``n 2^(n-1)`` floats); the integer programme of
-:mod:`twlib.learn.ilp` goes further, with a much weaker bound under ``k``.
+:mod:`twlib.learn.ilp` goes further, with a much weaker bound under ``k`` (up to
+22 variables it takes the root DP's optimum as a cap, the bound this search
+starts from).
 Candidate sets are pruned only by proved rules; a pruned set's better subset
 avoids every pair the set avoids and has no larger moral graph, so pruning stays
 sound at every node.

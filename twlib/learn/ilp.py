@@ -38,9 +38,13 @@ and
 
 A graph has tree-width ``<= k`` exactly when some elimination order leaves every
 vertex at most ``k`` later neighbours, so the optimum of this programme is the
-optimum of width ``<= k`` over the candidate sets.  Candidate sets are pruned
-only by proved rules (:class:`~twlib.scores.ParentSetScores`); removing a
-parent never raises the width, so the rules stay sound under the bound.
+optimum of width ``<= k`` over the candidate sets.  Its LP is weak (an order
+half one way and half the other meets every row at half strength), so on up to
+22 variables the order-graph DP's optimum without the width bound, which no
+network of width ``<= k`` beats, caps the objective as one more row.  Candidate
+sets are pruned only by proved rules (:class:`~twlib.scores.ParentSetScores`);
+removing a parent never raises the width, so the rules stay sound under the
+bound.
 """
 from __future__ import annotations
 
@@ -373,7 +377,9 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         The candidate parent sets and their scores (a score file works too).
     k : int, optional
         Bound the moral graph's tree-width by ``k`` (elimination-order
-        constraints); None leaves it free.
+        constraints); None leaves it free.  On up to 22 variables the
+        order-graph DP's optimum without the bound caps the objective
+        (``stats["unbounded_optimum"]``), and starts the search when its width fits.
     time_limit : float
         Seconds for the solver; on expiry the incumbent comes back with
         ``status="time_limit"``, the solver's dual bound and the gap.
