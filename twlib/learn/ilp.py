@@ -67,9 +67,9 @@ from ..errors import InputError, InternalError
 from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ..scores import ParentSetScores
+from . import order_graph
 from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
                        violated_clusters)
-from . import order_graph
 from .relaxation import lp_bound, scoring_seconds
 from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
 
@@ -458,14 +458,12 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     n = fam.n
     # without a start, the empty graph: a time limit always leaves an incumbent
     start_rows = _start_rows(fam, {} if start is None else start, pss)
-    unbounded = None
-    if k is not None and n <= _DP_BOUND_VARS:
-        unbounded = order_graph.dp(pss)
     if restricted:
         return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
                                  time_limit=time_limit, gap_limit=gap_limit,
                                  exact_separation=exact_separation, verbose=verbose,
                                  threads=threads, solver_params=solver_params)
+    unbounded = order_graph.dp(pss) if k is not None and n <= _DP_BOUND_VARS else None
     if not verbose:
         model.hideOutput()
     model.setParam("limits/time", max(time_limit - (time.perf_counter() - started), 0.1))
@@ -814,8 +812,9 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     in-degree ``<= max_parents``, which ``stats["in_degree_limit"]`` names.
 
     ``start="auto"`` gives the solver a first incumbent: for ``k``, a run of
-    :func:`twlib.learn.bounded.learn` for a quarter of ``time_limit`` (at most 60 s); without ``k``, the better of two
-    order-based greedy searches (feedback-arc-set and depth-first starts).
+    :func:`twlib.learn.bounded.learn` for a quarter of ``time_limit`` (at most
+    60 s); without ``k``, the better of two order-based greedy searches
+    (feedback-arc-set and depth-first starts).
     ``None`` gives none; a dict ``{variable: parents}`` gives that one.
     ``relaxation_share`` is :func:`solve`'s (the share of the time that first
     goes to the LP relaxation).  ``executor`` scores the candidate sets on
