@@ -467,9 +467,9 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                                  time_limit=time_limit, gap_limit=gap_limit,
                                  exact_separation=exact_separation, verbose=verbose,
                                  threads=threads, solver_params=solver_params)
+    dp_seconds = _DP_SECONDS_AT_22 * 2.0 ** (n - 22)
     unbounded = None
-    if k is not None and n <= _DP_BOUND_VARS and _DP_SECONDS_AT_22 * 2.0 ** (n - 22) <= (
-            0.25 * time_limit):
+    if k is not None and n <= _DP_BOUND_VARS and dp_seconds <= 0.25 * time_limit:
         unbounded = order_graph.dp(pss)
     if not verbose:
         model.hideOutput()
