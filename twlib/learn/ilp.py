@@ -486,6 +486,10 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     model.setParam("branching/relpscost/sbiterofs", 10_000)
     # conflict diving's first dive on wdbc ran 167 s and found nothing (ALARM: 0.5 s)
     model.setParam("heuristics/conflictdiving/freq", -1)
+    # three more of SCIP's heuristics found nothing at WIN95PTS's root in 165 s (farkas diving
+    # 66 s, the feasibility pump 63 s, clique 36 s); the sink heuristic and the start do better
+    for name in ("farkasdiving", "feaspump", "clique"):
+        model.setParam(f"heuristics/{name}/freq", -1)
     # with the relaxation's cuts the root bound fixes many families by reduced cost, and each
     # restart that follows re-runs the root's separation: HEPAR2 restarted 8 times (72 s);
     # one restart allowed, 24 s
