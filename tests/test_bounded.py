@@ -443,7 +443,7 @@ def test_search_beats_its_start_and_keeps_history():
     assert res.stats["runs"] == 4 and res.status == "complete"
     assert not res.stats["exact_start"]
     phases = res.stats["phases"]
-    assert list(phases) == ["start", "candidate rows", "upper bound", "search"]
+    assert list(phases) == ["start", "candidate rows", "first climb", "upper bound", "search"]
     assert 0 < sum(phases.values()) <= res.stats["seconds"]
 
 

@@ -33,7 +33,7 @@ def test_cli_sample_then_score(tmp_path, capsys):
 
 def test_cli_reports_bad_input_without_a_traceback(tmp_path, capsys):
     assert main(["score", str(tmp_path / "absent.csv")]) == 2
-    assert "error: no such data file" in capsys.readouterr().err
+    assert "error: no such file" in capsys.readouterr().err
 
 
 def test_cli_learn_query_info_end_to_end(tmp_path, capsys):

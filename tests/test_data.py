@@ -94,7 +94,7 @@ def test_csv_round_trip(tmp_path):
     assert ds.names == ["x", "c", "y"]
     back = ds.to_pandas()
     assert list(back["c"].astype(str)) == ["<=a", ">a", "<=a", ">a", ">a", "<=a"]
-    with pytest.raises(FileNotFoundError, match="no such data file"):
+    with pytest.raises(FileNotFoundError, match="no such file"):
         Dataset.from_csv(tmp_path / "absent.csv")
 
 

@@ -80,5 +80,5 @@ def test_as_dataset_codes_arrays_and_refuses_what_it_cannot(frame):
         as_dataset(np.zeros(3))
     with pytest.raises(errors.InputError, match="already a Dataset"):
         as_dataset(ds, discretize="median")
-    with pytest.raises(errors.DataNotFound, match="no such data file"):
+    with pytest.raises(errors.DataNotFound, match="no such file"):
         as_dataset("no-such.csv")

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import DataNotFound, InputError, UnknownName, WrongType
+from .errors import InputError, UnknownName, WrongType
 
 __all__ = ["Dataset", "IncompleteDataset", "code_dtype", "mask_mar", "mask_mcar", "state_label"]
 
@@ -278,14 +278,13 @@ class Dataset(_Rows):
     def from_csv(cls, path, *, read_csv=None, **kwargs) -> "Dataset":
         """Read a CSV file with pandas and code it (keywords as :meth:`from_pandas`).
 
-        ``read_csv`` is a dict of keywords for :func:`pandas.read_csv`
-        (``header``, ``sep``, ``na_values``, ...).
+        ``read_csv`` is a dict of keywords for :func:`twlib.io.text.read_table`
+        (``encoding``, ``sep``, ``na_values``, ...), which refuses binary,
+        empty, header-only and ragged files with a FormatError.
         """
-        path = Path(path)
-        if not path.exists():
-            raise DataNotFound(f"no such data file: {path}")
-        df = pd.read_csv(path, **(read_csv or {}))
-        return cls.from_pandas(df, **kwargs)
+        from .io.text import read_table      # io reads data files; data needs only this leaf
+
+        return cls.from_pandas(read_table(path, **(read_csv or {})), **kwargs)
 
 
 @dataclass(frozen=True, eq=False)

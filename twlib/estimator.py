@@ -9,16 +9,11 @@ from sklearn.utils.validation import check_is_fitted
 from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_label
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
-from .graphs import moral_graph, treewidth_upper_bound
-from .learn import bounded, chow_liu, em, ilp, ktree, order_graph, thin_jt
+from .learn.methods import METHODS, MISSING, learn
 from .network import BayesianNetwork
 
 __all__ = ["BoundedTreewidthNetwork", "METHODS", "MISSING", "IMPUTATIONS"]
 
-#: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
-METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
-#: What ``fit`` does with missing cells (NaN / None).
-MISSING = ("em", "error")
 #: How :meth:`BoundedTreewidthNetwork.impute` fills a cell.
 IMPUTATIONS = ("marginal", "mpe", "sample")
 
@@ -108,50 +103,11 @@ class BoundedTreewidthNetwork(BaseEstimator):
         ``executor`` (a ``concurrent.futures`` executor or a Dask client, see
         :mod:`twlib.parallel`) runs the bounded learner's parallel parts; it is
         where to compute, not a model setting, hence a fit argument."""
-        if self.method not in METHODS:
-            raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
-        if executor is not None and self.method not in ("auto", "bounded", "ilp"):
-            raise InputError(f"executor= is used by methods 'bounded' and 'ilp' only, not "
-                             f"{self.method!r}")
-        if self.missing not in MISSING:
-            raise InputError(f"missing must be one of {MISSING}, got {self.missing!r}")
-        data = _incomplete_or_complete(X, self.missing)
-        if isinstance(data, IncompleteDataset):
-            if self.method not in ("auto", "bounded"):
-                raise InputError(f"method {self.method!r} needs complete data; data with "
-                                 "missing cells are learned by method 'bounded' (structural EM)")
-            if self.criterion != "bic":
-                raise InputError(f"structural EM scores by the observed-data BIC; criterion "
-                                 f"{self.criterion!r} needs complete data")
-            res = em.structural_em(data, self.k, time_limit=self.time_limit,
-                                   parameter_ess=self.parameter_ess, search_iter=self.max_iter,
-                                   random_state=self.random_state, progress=self.progress,
-                                   executor=executor)
-        elif self.method in ("auto", "bounded"):
-            res = bounded.learn(data, self.k, score=self.criterion, ess=self.ess,
-                                parameter_ess=self.parameter_ess, time_limit=self.time_limit,
-                                max_iter=self.max_iter, random_state=self.random_state,
-                                progress=self.progress, executor=executor)
-        elif self.method == "ktree":
-            res = ktree.learn(data, self.k, score=self.criterion, ess=self.ess,
-                              time_limit=self.time_limit, random_state=self.random_state,
-                              progress=self.progress)
-        elif self.method == "chow_liu":
-            if self.k != 1:
-                raise InputError(f"a Chow-Liu tree has tree-width 1; got k={self.k}")
-            res = chow_liu.learn(data, score=self.criterion, ess=self.ess)
-        elif self.method == "lpacjt":
-            if self.parameter_ess is None:
-                raise InputError("lpacjt smooths its marginals: parameter_ess must be > 0")
-            res = thin_jt.learn(data, self.k, ess=self.parameter_ess, progress=self.progress)
-        elif self.method == "ilp":
-            res = ilp.learn(data, score=self.criterion, ess=self.ess, k=self.k,
-                            time_limit=self.time_limit, executor=executor)
-        else:
-            res = order_graph.learn(data, score=self.criterion, ess=self.ess, max_parents=self.k)
-        if res.width is None:          # order_graph, or a bound k >= n - 1 that binds nothing
-            res.width, res.elimination_order = treewidth_upper_bound(
-                moral_graph(res.network.parent_map()))
+        res, data = learn(X, self.k, method=self.method, criterion=self.criterion,
+                          ess=self.ess, parameter_ess=self.parameter_ess,
+                          time_limit=self.time_limit, max_iter=self.max_iter,
+                          random_state=self.random_state, progress=self.progress,
+                          missing=self.missing, executor=executor)
         self.result_ = res
         self._tree = None
         self.network_: BayesianNetwork = res.network
@@ -302,16 +258,3 @@ class BoundedTreewidthNetwork(BaseEstimator):
             frame[v] = np.asarray(self._states[v], dtype=object)[filled[:, j]]
         return frame
 
-
-def _incomplete_or_complete(X, missing: str):
-    """The training data as a Dataset, or an IncompleteDataset when cells are
-    missing and ``missing="em"``."""
-    if isinstance(X, (Dataset, IncompleteDataset)):
-        if isinstance(X, IncompleteDataset) and missing == "error":
-            raise InputError(f"the data have {X.n_missing} missing cells and missing='error'")
-        return X
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-    if isinstance(X, pd.DataFrame) and missing == "em" and X.isna().to_numpy().any():
-        return IncompleteDataset.from_pandas(X)
-    return as_dataset(X)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..errors import FormatError, InputError
+from .text import read_text
 
 __all__ = ["read", "write", "loads", "dumps"]
 
@@ -54,6 +55,8 @@ def loads(text: str, source: str = "<string>") -> Dataset:
         if len(row) != len(names):
             raise FormatError(f"{source}, line {no}: {len(row)} values for {len(names)} variables")
         rows.append(row)
+    if not rows:
+        raise FormatError(f"{source}: the names and arities lines but no data rows")
     table = np.array(rows, dtype=object)
     values, states = np.zeros(table.shape, dtype=np.int64), []
     for j, name in enumerate(names):
@@ -71,8 +74,8 @@ def loads(text: str, source: str = "<string>") -> Dataset:
 
 
 def read(path) -> Dataset:
-    path = Path(path)
-    return loads(path.read_text(), source=str(path))
+    """A ``.dat`` file (or ``.dat.gz``) as a Dataset."""
+    return loads(read_text(path), source=str(path))
 
 
 def write(data: Dataset, path) -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import itertools
 
+import networkx as nx
 import numba as nb
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..errors import TwlibError
 
@@ -178,10 +177,16 @@ def _arc_weights(child, members, values, n):
 
 def _strong_parts(weights, threshold):
     """Strongly connected sets (two or more variables) of the arcs heavier than ``threshold``."""
-    count, label = connected_components(csr_matrix(weights > threshold + _EPS), directed=True,
-                                        connection="strong")
-    sizes = np.bincount(label, minlength=count)
-    return [label == c for c in np.flatnonzero(sizes >= 2)]
+    support = nx.DiGraph()
+    support.add_nodes_from(range(len(weights)))
+    support.add_edges_from(zip(*np.nonzero(weights > threshold + _EPS)))
+    parts = []
+    for part in nx.strongly_connected_components(support):
+        if len(part) >= 2:
+            row = np.zeros(len(weights), dtype=bool)
+            row[list(part)] = True
+            parts.append(row)
+    return parts
 
 
 def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,

@@ -9,12 +9,12 @@ Complete rows are counted once, before the first iteration.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from .. import clock
 from ..counting import count
 from ..data import Dataset, IncompleteDataset
 from ..errors import InputError, InternalError, WrongType
@@ -232,7 +232,7 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
     >>> fit.converged, bool(np.all(np.diff(fit.history) >= -1e-9))
     (True, True)
     """
-    started = time.perf_counter()
+    started = clock.now()
     data = _as_incomplete(data)
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
@@ -256,7 +256,7 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
             converged = True
             break
         if it == max_iter or (time_limit is not None
-                               and time.perf_counter() - started >= time_limit):
+                               and clock.now() - started >= time_limit):
             break
         last = (net, ll)
         net = families.m_step(counts, parameter_ess, states, name)
@@ -268,7 +268,7 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
         history.pop()
     return EMResult(network=net, log_likelihood=ll, objective=history[-1], history=history,
                     n_iter=len(history) - 1, converged=converged,
-                    seconds=time.perf_counter() - started)
+                    seconds=clock.now() - started)
 
 
 def observed_log_likelihood(net: BayesianNetwork, data) -> float:
@@ -314,7 +314,9 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     so the reported score never goes down.  The search's score is that of a
     sampled completion, not of expected counts; the acceptance test is exact.
     Stops after two rounds in a row without a gain, ``max_rounds`` or
-    ``time_limit``.  Data without a missing cell go to
+    ``time_limit`` seconds of search (:func:`twlib.clock.now`; the first round
+    always runs), or at Ctrl-C with the best network so far and status
+    ``"interrupted"``.  Data without a missing cell go to
     :func:`~twlib.learn.bounded.learn` as they are.
 
     ``em_iter`` and ``tol`` bound each refit's EM; ``search_iter`` caps each
@@ -333,7 +335,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     >>> res.width <= 2, res.stats["history"][0]["kept"]
     (True, True)
     """
-    started = time.perf_counter()
+    started = clock.now()
     deadline = started + time_limit
     data = _as_incomplete(data)
     if not (isinstance(k, (int, np.integer)) and 1 <= k < data.n_vars):
@@ -347,45 +349,51 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
         return bounded.learn(Dataset(data.values, data.names, data.states), k,
                              parameter_ess=parameter_ess, time_limit=time_limit,
                              random_state=random_state, progress=progress, executor=executor)
-    rng = np.random.default_rng(random_state)
-    fit = fit_parameters(data, {}, parameter_ess=parameter_ess, max_iter=1)
-    best, best_score = fit.network, _bic(fit.log_likelihood, fit.network, data.n_rows)
-    best_order = list(data.names)
-    history = [{"round": 0, "seconds": time.perf_counter() - started, "score": best_score,
-                "kept": True}]
-    idle, status = 0, "complete"
-    bar = tqdm(total=max_rounds, unit="round", desc="structural EM", disable=not progress)
-    for round_ in range(1, max_rounds + 1):
-        left = deadline - time.perf_counter()
-        if left <= 0.5:
-            status = "time_limit"
-            break
-        rows = data.values[:, data.indices(best.variables)]
-        tree = JunctionTree(best, order=best_order)
-        filled = tree.sample_missing(rows, random_state=rng.integers(2**63))
-        completed = Dataset(filled, best.variables, [best.states(v) for v in best.variables])
-        search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
-                               time_limit=max(0.5, min(left / 2, time_limit / 6)),
-                               start=best.parent_map(), max_iter=search_iter,
-                               random_state=rng.integers(2**63),
-                               executor=executor, bound="data-free")   # no gap needed
-        refit = fit_parameters(data, search.network.parent_map(), parameter_ess=parameter_ess,
-                               max_iter=em_iter, tol=tol, init=search.network,
-                               time_limit=max(0.0, deadline - time.perf_counter()))
-        score = _bic(refit.log_likelihood, refit.network, data.n_rows)
-        kept = score > best_score + 1e-9 * abs(best_score)
-        history.append({"round": round_, "seconds": time.perf_counter() - started,
-                        "score": score, "kept": kept})
-        bar.update(1)
-        bar.set_postfix(best=f"{max(score, best_score):.1f}")
-        if kept:
-            best, best_score, best_order, idle = (refit.network, score,
-                                                  search.elimination_order, 0)
-        else:
-            idle += 1
-            if idle >= 2:
+    compiled = clock.compile_seconds()
+    with clock.interruptible():
+        rng = np.random.default_rng(random_state)
+        fit = fit_parameters(data, {}, parameter_ess=parameter_ess, max_iter=1)
+        best, best_score = fit.network, _bic(fit.log_likelihood, fit.network, data.n_rows)
+        best_order = list(data.names)
+        history = [{"round": 0, "seconds": clock.now() - started, "score": best_score,
+                    "kept": True}]
+        idle, status = 0, "complete"
+        bar = tqdm(total=max_rounds, unit="round", desc="structural EM", disable=not progress)
+        for round_ in range(1, max_rounds + 1):
+            if clock.interrupted():
+                status = "interrupted"
                 break
-    bar.close()
+            left = deadline - clock.now()
+            if left <= 0.5 and round_ > 1:      # the first round runs whatever the limit
+                status = "time_limit"
+                break
+            rows = data.values[:, data.indices(best.variables)]
+            tree = JunctionTree(best, order=best_order)
+            filled = tree.sample_missing(rows, random_state=rng.integers(2**63))
+            completed = Dataset(filled, best.variables, [best.states(v) for v in best.variables])
+            search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
+                                   time_limit=max(0.5, min(left / 2, time_limit / 6)),
+                                   start=best.parent_map(), max_iter=search_iter,
+                                   random_state=rng.integers(2**63),
+                                   executor=executor, bound="data-free")   # no gap needed
+            refit = fit_parameters(data, search.network.parent_map(),
+                                   parameter_ess=parameter_ess, max_iter=em_iter, tol=tol,
+                                   init=search.network,
+                                   time_limit=max(0.0, deadline - clock.now()))
+            score = _bic(refit.log_likelihood, refit.network, data.n_rows)
+            kept = score > best_score + 1e-9 * abs(best_score)
+            history.append({"round": round_, "seconds": clock.now() - started,
+                            "score": score, "kept": kept})
+            bar.update(1)
+            bar.set_postfix(best=f"{max(score, best_score):.1f}")
+            if kept:
+                best, best_score, best_order, idle = (refit.network, score,
+                                                      search.elimination_order, 0)
+            else:
+                idle += 1
+                if idle >= 2:
+                    break
+        bar.close()
     moral = moral_graph(best.parent_map())
     moral.add_nodes_from(best.variables)
     width = elimination_width(moral, best_order)
@@ -396,7 +404,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                           name=f"sem-{k}")
     return LearnResult(network=net, score=best_score, status=status,
                        stats={"history": history, "rounds": len(history) - 1,
-                              "seconds": time.perf_counter() - started, "score": "bic",
+                              "seconds": clock.now() - started, "score": "bic",
+                              "compile_seconds": clock.compile_seconds() - compiled,
                               "k": k, "missing": data.n_missing / data.observed.size},
                        parents=net.parent_map(), elimination_order=list(best_order),
                        width=width)

@@ -32,13 +32,13 @@ sound at every node.
 from __future__ import annotations
 
 import heapq
-import time
 
 import networkx as nx
 import numba as nb
 import numpy as np
 import pandas as pd
 
+from .. import clock
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError
 from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_elimination,
@@ -196,7 +196,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
     >>> res.status, res.width <= 2, res.gap
     ('optimal', True, 0.0)
     """
-    started = time.perf_counter()
+    started = clock.now()
     check_width_bound(k)
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
@@ -208,91 +208,95 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
         raise BudgetExceeded(f"the DP bound over {n} variables needs {gigabytes:.1f} GB per node; "
                              f"exact_width takes at most {MAX_VARS} variables "
                              "(twlib.learn.ilp.learn(k=...) goes further)")
-    search = _Search(pss)
-    best_score, best_masks = _start(pss, k, start or {})
-    history = []
+    with clock.interruptible():
+        search = _Search(pss)
+        best_score, best_masks = _start(pss, k, start or {})
+        history = []
 
-    def note(bound):
-        # the bound moves at almost every node: keep a point per 1e-5 of the score
-        if not history or history[-1]["score"] != best_score or (
-                history[-1]["bound"] - bound > 1e-5 * abs(best_score)):
-            history.append({"seconds": time.perf_counter() - started, "score": best_score,
-                            "bound": bound})
+        def note(bound):
+            # the bound moves at almost every node: keep a point per 1e-5 of the score
+            if not history or history[-1]["score"] != best_score or (
+                    history[-1]["bound"] - bound > 1e-5 * abs(best_score)):
+                history.append({"seconds": clock.now() - started, "score": best_score,
+                                "bound": bound})
 
-    def consider(score, masks):
-        nonlocal best_score, best_masks
-        if score > best_score and _fits_heuristically(masks, k):
-            best_score, best_masks = score, masks
+        def consider(score, masks):
+            nonlocal best_score, best_masks
+            if score > best_score and _fits_heuristically(masks, k):
+                best_score, best_masks = score, masks
 
-    score, masks = search.bound(())
-    consider(score, masks)
-    heap = [(-score, 0, frozenset(), masks)]
-    seen = {frozenset()}
-    waiting = {frozenset()}           # the forbidden sets of the open nodes
-    expanded = 0
-    sizes = []
-    status = "optimal"
-    while True:
-        bound = max(-heap[0][0], best_score) if heap else best_score
-        note(bound)
-        if bound <= best_score + _TOL * max(1.0, abs(best_score)):
-            break
-        if relative_gap(best_score, bound) <= gap_limit and gap_limit > 0:
-            status = "gap_limit"
-            break
-        if time.perf_counter() - started > time_limit:
-            status = "time_limit"
-            break
-        if max_nodes is not None and search.evaluated >= max_nodes:
-            status = "node_limit"
-            break
-        neg, _, forbidden, masks = heapq.heappop(heap)
-        waiting.discard(forbidden)
-        graph = _moral(masks, n)
-        if treewidth_at_most(graph, k, MAX_VARS):
-            best_score, best_masks = -neg, masks      # the best bound of all, met
-            continue
-        expanded += 1
-        obstruction = width_obstruction(graph, k, MAX_VARS,
-                                        weights=search.edge_losses(forbidden, masks, graph))
-        sizes.append(obstruction.number_of_edges())
-        pairs = []
-        for a, b in obstruction.edges:
-            pair = (min(a, b), max(a, b))
-            child = forbidden | {pair}
-            # an open node that forbids fewer pairs holds all of this one (a sibling
-            # forbidding the other pair, most often): its expansion covers it.  Only
-            # children bounded here count as seen: a child left to an open node must
-            # still be bounded when that node's expansion makes it again
-            if child in seen or any(child - {old} in waiting for old in forbidden):
+        score, masks = search.bound(())
+        consider(score, masks)
+        heap = [(-score, 0, frozenset(), masks)]
+        seen = {frozenset()}
+        waiting = {frozenset()}           # the forbidden sets of the open nodes
+        expanded = 0
+        sizes = []
+        status = "optimal"
+        while True:
+            bound = max(-heap[0][0], best_score) if heap else best_score
+            note(bound)
+            if bound <= best_score + _TOL * max(1.0, abs(best_score)):
+                break
+            if relative_gap(best_score, bound) <= gap_limit and gap_limit > 0:
+                status = "gap_limit"
+                break
+            if clock.interrupted():
+                status = "interrupted"
+                break
+            if clock.now() - started > time_limit:
+                status = "time_limit"
+                break
+            if max_nodes is not None and search.evaluated >= max_nodes:
+                status = "node_limit"
+                break
+            neg, _, forbidden, masks = heapq.heappop(heap)
+            waiting.discard(forbidden)
+            graph = _moral(masks, n)
+            if treewidth_at_most(graph, k, MAX_VARS):
+                best_score, best_masks = -neg, masks      # the best bound of all, met
                 continue
-            seen.add(child)
-            pairs.append(pair)
-        for pair, score, child_masks in search.child_bounds(forbidden, pairs):
-            child = forbidden | {pair}
-            consider(score, child_masks)
-            if score > best_score:
-                heapq.heappush(heap, (-score, search.evaluated, child, child_masks))
-                waiting.add(child)
-    upper = max(-heap[0][0], best_score) if heap and status != "optimal" else best_score
-    history.append({"seconds": time.perf_counter() - started, "score": best_score,
-                    "bound": upper})
-    graph = _moral(best_masks, n)
-    order = _certificate(graph, k)
-    parents = {pss.names[v]: tuple(pss.names[u] for u in ps)
-               for v, ps in _parent_map(best_masks, n).items()}
-    if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
-        raise InternalError("the search returned a cyclic graph")
-    stats = {"seconds": time.perf_counter() - started, "nodes": search.evaluated,
-             "expanded": expanded, "open": len(heap),
-             "obstruction_edges": (min(sizes), max(sizes)) if sizes else None,
-             "in_degree_limit": pss.max_parents, "score": pss.score,
-             "method": "obstruction branch and bound", "history": history}
-    return LearnResult(network=fit_to_scores(pss, parents, "exact-width"), score=best_score,
-                       status=status, stats=stats, parents=parents,
-                       elimination_order=[pss.names[v] for v in order],
-                       width=elimination_width(graph, order), upper_bound=upper,
-                       gap=relative_gap(best_score, upper))
+            expanded += 1
+            obstruction = width_obstruction(graph, k, MAX_VARS,
+                                            weights=search.edge_losses(forbidden, masks, graph))
+            sizes.append(obstruction.number_of_edges())
+            pairs = []
+            for a, b in obstruction.edges:
+                pair = (min(a, b), max(a, b))
+                child = forbidden | {pair}
+                # an open node that forbids fewer pairs holds all of this one (a sibling
+                # forbidding the other pair, most often): its expansion covers it.  Only
+                # children bounded here count as seen: a child left to an open node must
+                # still be bounded when that node's expansion makes it again
+                if child in seen or any(child - {old} in waiting for old in forbidden):
+                    continue
+                seen.add(child)
+                pairs.append(pair)
+            for pair, score, child_masks in search.child_bounds(forbidden, pairs):
+                child = forbidden | {pair}
+                consider(score, child_masks)
+                if score > best_score:
+                    heapq.heappush(heap, (-score, search.evaluated, child, child_masks))
+                    waiting.add(child)
+        upper = max(-heap[0][0], best_score) if heap and status != "optimal" else best_score
+        history.append({"seconds": clock.now() - started, "score": best_score,
+                        "bound": upper})
+        graph = _moral(best_masks, n)
+        order = _certificate(graph, k)
+        parents = {pss.names[v]: tuple(pss.names[u] for u in ps)
+                   for v, ps in _parent_map(best_masks, n).items()}
+        if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
+            raise InternalError("the search returned a cyclic graph")
+        stats = {"seconds": clock.now() - started, "nodes": search.evaluated,
+                 "expanded": expanded, "open": len(heap),
+                 "obstruction_edges": (min(sizes), max(sizes)) if sizes else None,
+                 "in_degree_limit": pss.max_parents, "score": pss.score,
+                 "method": "obstruction branch and bound", "history": history}
+        return LearnResult(network=fit_to_scores(pss, parents, "exact-width"), score=best_score,
+                           status=status, stats=stats, parents=parents,
+                           elimination_order=[pss.names[v] for v in order],
+                           width=elimination_width(graph, order), upper_bound=upper,
+                           gap=relative_gap(best_score, upper))
 
 
 def _certificate(graph, k) -> list:
@@ -347,17 +351,18 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     if data.n_vars > MAX_VARS:
         raise BudgetExceeded(f"exact_width takes at most {MAX_VARS} variables, the data have "
                              f"{data.n_vars} (twlib.learn.ilp.learn(k=...) goes further)")
-    started = time.perf_counter()
-    pss = ParentSetScores(data, score=score, ess=ess, max_parents=min(k, data.n_vars - 1),
-                          executor=executor)
-    scoring = time.perf_counter() - started
-    if isinstance(start, str):
-        if start != "auto":
-            raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
-        from . import bounded
-        start = bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit)
-    left = max(time_limit - (time.perf_counter() - started), 1.0)
-    res = solve(pss, k, time_limit=left, start=start, gap_limit=gap_limit)
-    res.stats["scoring_seconds"] = scoring
-    res.stats["seconds"] = time.perf_counter() - started
-    return res
+    with clock.interruptible():
+        started = clock.now()
+        pss = ParentSetScores(data, score=score, ess=ess, max_parents=min(k, data.n_vars - 1),
+                              executor=executor)
+        scoring = clock.now() - started
+        if isinstance(start, str):
+            if start != "auto":
+                raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
+            from . import bounded
+            start = bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit)
+        left = max(time_limit - (clock.now() - started), 1.0)
+        res = solve(pss, k, time_limit=left, start=start, gap_limit=gap_limit)
+        res.stats["scoring_seconds"] = scoring
+        res.stats["seconds"] = clock.now() - started
+        return res

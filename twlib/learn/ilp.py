@@ -54,7 +54,6 @@ import pickle
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -62,6 +61,7 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
+from .. import clock
 from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
@@ -258,7 +258,7 @@ def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, t
 
         def conssepalp(self, constraints, nusefulconss):
             values = _solution_values(self.model, xs)
-            left = max(1.0, deadline_left[0] - time.perf_counter())
+            left = max(1.0, deadline_left[0] - clock.now())
             found = violated_clusters(fam.child, fam.members, values, fam.n,
                                       exact=exact_separation and self.model.getDepth() == 0,
                                       time_limit=min(5.0, left))
@@ -356,7 +356,7 @@ def _history_handler(pyscipopt, started, history, root):
                 root.append(dual)
             if history and history[-1]["score"] == primal and history[-1]["bound"] == dual:
                 return
-            history.append({"seconds": time.perf_counter() - started, "score": primal,
+            history.append({"seconds": clock.now() - started, "score": primal,
                             "bound": dual})
 
     return History()
@@ -444,150 +444,157 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
     _check_share("relaxation_share", relaxation_share)
     _check_share("helper_share", helper_share)
-    started = time.perf_counter()
-    model = pyscipopt.Model("bnsl")
-    for name in solver_params or {}:
+    with clock.interruptible():
+        started = clock.now()
+        model = pyscipopt.Model("bnsl")
+        for name in solver_params or {}:
+            try:
+                model.getParam(name)
+            except KeyError:
+                raise InputError(f"SCIP has no parameter {name!r} (solver_params)") from None
+        given = relaxation is not None
+        restricted = not given and relaxation_share > 0 and len(pss) > _BRANCH_AND_CUT_FAMILIES
+        if restricted:
+            relaxation_share = max(relaxation_share, _RESTRICTED_RELAXATION_SHARE)
+        if not given and relaxation_share > 0:
+            relaxation = lp_bound(pss, time_limit=relaxation_share * time_limit,
+                                  exact_separation=exact_separation)
+        fam = _Families(pss)
+        n = fam.n
+        # without a start, the empty graph: a time limit always leaves an incumbent
+        start_rows = _start_rows(fam, {} if start is None else start, pss)
+        if restricted:
+            return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
+                                     time_limit=time_limit, gap_limit=gap_limit,
+                                     exact_separation=exact_separation, verbose=verbose,
+                                     threads=threads, solver_params=solver_params)
+        dp_seconds = _DP_SECONDS_AT_22 * 2.0 ** (n - 22)
+        unbounded = None
+        if k is not None and n <= _DP_BOUND_VARS and dp_seconds <= 0.25 * time_limit:
+            unbounded = order_graph.dp(pss)
+        if not verbose:
+            model.hideOutput()
+        model.setParam("limits/gap", float(gap_limit))
+        model.setParam("parallel/maxnthreads", int(threads))
+        model.setParam("randomization/randomseedshift", 0)
+        # strong branching re-solves LPs of thousands of columns plus cuts: a twentieth of SCIP's
+        # default iteration budget for it took ALARM from 69.5 to 54.5 s (a tenth: 63 -> 51 s in an
+        # earlier measurement), BARLEY and HEPAR2 unchanged
+        model.setParam("branching/relpscost/sbiterquot", 0.05)
+        # ... and past that share, SCIP still grants strong branching 100,000 iterations of its
+        # own, at a thousand a second on wdbc's dense rows: 114 of its 153 s.  With 10,000,
+        # wdbc (BDeu, in-degree <= 3) is proved in 66 s and ALARM in 26 s (45 s before)
+        model.setParam("branching/relpscost/sbiterofs", 10_000)
+        # conflict diving's first dive on wdbc ran 167 s and found nothing (ALARM: 0.5 s)
+        model.setParam("heuristics/conflictdiving/freq", -1)
+        # three more of SCIP's heuristics found nothing at WIN95PTS's root in 165 s (farkas diving
+        # 66 s, the feasibility pump 63 s, clique 36 s); the sink heuristic and the start do better
+        for name in ("farkasdiving", "feaspump", "clique"):
+            model.setParam(f"heuristics/{name}/freq", -1)
+        # with the relaxation's cuts the root bound fixes many families by reduced cost, and each
+        # restart that follows re-runs the root's separation: HEPAR2 restarted 8 times (72 s);
+        # one restart allowed, 24 s
+        model.setParam("presolving/maxrestarts", 1)
+        xs = [model.addVar(vtype="B", obj=float(s), name=f"x{j}") for j, s in enumerate(fam.score)]
+        for x in xs:
+            model.chgVarBranchPriority(x, 10)
+        for v in range(n):
+            model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
+        _pair_cuts(pyscipopt, model, fam, xs)
+        order_vars = arc = None
+        if k is not None:
+            order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
+        model.setMaximize()
+        tally = {"cluster cuts": 0, "cycle cuts": 0}
+        handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally,
+                                                     relaxation)
+        deadline_left[0] = started + time_limit
+        model.includeConshdlr(handler, "acyclicity", "cluster constraints", sepapriority=100,
+                              enfopriority=-100, chckpriority=-100, sepafreq=1, propfreq=-1,
+                              eagerfreq=-1, maxprerounds=0, needscons=True)
+        model.addPyCons(model.createCons(handler, "acyclic", initial=True, separate=True,
+                                         enforce=True, check=True, propagate=False))
+        model.includeHeur(_sink_heuristic(pyscipopt, fam, xs, k, order_vars, arc), "sinks",
+                          "sink elimination guided by the LP", "S", priority=100000, freq=1,
+                          timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
+        history = []
+        root = []
+        model.includeEventhdlr(_history_handler(pyscipopt, started, history, root), "history",
+                               "incumbent and bound over time")
+        _add_start(model, fam, xs, start_rows, k, order_vars, arc)
+        if unbounded is not None:
+            _add_unbounded_optimum(pyscipopt, model, fam, xs, unbounded, pss, k, order_vars, arc)
+        for name, value in (solver_params or {}).items():
+            try:
+                model.setParam(name, value)
+            except (TypeError, ValueError, LookupError) as err:
+                raise InputError(f"SCIP refused {name} = {value!r} (solver_params): "
+                                 f"{err}") from None
+        helper = None
+        if (helper_share > 0 and k is None and relaxation is not None and not given
+                and len(fam.score) > _HELPER_FAMILIES):
+            left = time_limit - (clock.now() - started)
+            helper = _Helper(pss, fam, np.union1d(relaxation["column_rows"], start_rows),
+                             start_rows, helper_share * left)
+            model.includeEventhdlr(helper.handler(pyscipopt, pss, fam, xs), "helper",
+                                   "networks from the restricted programme")
+        setup = clock.now() - started
+        # SCIP's clock starts in optimize: building the programme (seconds under k) comes
+        # first; after a stop request SCIP only returns the start
+        model.setParam("limits/time", 0.1 if clock.interrupted() else max(time_limit - setup, 0.1))
         try:
-            model.getParam(name)
-        except KeyError:
-            raise InputError(f"SCIP has no parameter {name!r} (solver_params)") from None
-    given = relaxation is not None
-    restricted = not given and relaxation_share > 0 and len(pss) > _BRANCH_AND_CUT_FAMILIES
-    if restricted:
-        relaxation_share = max(relaxation_share, _RESTRICTED_RELAXATION_SHARE)
-    if not given and relaxation_share > 0:
-        relaxation = lp_bound(pss, time_limit=relaxation_share * time_limit,
-                              exact_separation=exact_separation)
-    fam = _Families(pss)
-    n = fam.n
-    # without a start, the empty graph: a time limit always leaves an incumbent
-    start_rows = _start_rows(fam, {} if start is None else start, pss)
-    if restricted:
-        return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
-                                 time_limit=time_limit, gap_limit=gap_limit,
-                                 exact_separation=exact_separation, verbose=verbose,
-                                 threads=threads, solver_params=solver_params)
-    dp_seconds = _DP_SECONDS_AT_22 * 2.0 ** (n - 22)
-    unbounded = None
-    if k is not None and n <= _DP_BOUND_VARS and dp_seconds <= 0.25 * time_limit:
-        unbounded = order_graph.dp(pss)
-    if not verbose:
-        model.hideOutput()
-    model.setParam("limits/gap", float(gap_limit))
-    model.setParam("parallel/maxnthreads", int(threads))
-    model.setParam("randomization/randomseedshift", 0)
-    # strong branching re-solves LPs of thousands of columns plus cuts: a twentieth of SCIP's
-    # default iteration budget for it took ALARM from 69.5 to 54.5 s (a tenth: 63 -> 51 s in an
-    # earlier measurement), BARLEY and HEPAR2 unchanged
-    model.setParam("branching/relpscost/sbiterquot", 0.05)
-    # ... and past that share, SCIP still grants strong branching 100,000 iterations of its
-    # own, at a thousand a second on wdbc's dense rows: 114 of its 153 s.  With 10,000,
-    # wdbc (BDeu, in-degree <= 3) is proved in 66 s and ALARM in 26 s (45 s before)
-    model.setParam("branching/relpscost/sbiterofs", 10_000)
-    # conflict diving's first dive on wdbc ran 167 s and found nothing (ALARM: 0.5 s)
-    model.setParam("heuristics/conflictdiving/freq", -1)
-    # three more of SCIP's heuristics found nothing at WIN95PTS's root in 165 s (farkas diving
-    # 66 s, the feasibility pump 63 s, clique 36 s); the sink heuristic and the start do better
-    for name in ("farkasdiving", "feaspump", "clique"):
-        model.setParam(f"heuristics/{name}/freq", -1)
-    # with the relaxation's cuts the root bound fixes many families by reduced cost, and each
-    # restart that follows re-runs the root's separation: HEPAR2 restarted 8 times (72 s);
-    # one restart allowed, 24 s
-    model.setParam("presolving/maxrestarts", 1)
-    xs = [model.addVar(vtype="B", obj=float(s), name=f"x{j}") for j, s in enumerate(fam.score)]
-    for x in xs:
-        model.chgVarBranchPriority(x, 10)
-    for v in range(n):
-        model.addCons(pyscipopt.quicksum(xs[j] for j in fam.of_child[v]) == 1, name=f"one{v}")
-    _pair_cuts(pyscipopt, model, fam, xs)
-    order_vars = arc = None
-    if k is not None:
-        order_vars, arc = _treewidth_constraints(pyscipopt, model, fam, xs, k)
-    model.setMaximize()
-    tally = {"cluster cuts": 0, "cycle cuts": 0}
-    handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally,
-                                                 relaxation)
-    deadline_left[0] = started + time_limit
-    model.includeConshdlr(handler, "acyclicity", "cluster constraints", sepapriority=100,
-                          enfopriority=-100, chckpriority=-100, sepafreq=1, propfreq=-1,
-                          eagerfreq=-1, maxprerounds=0, needscons=True)
-    model.addPyCons(model.createCons(handler, "acyclic", initial=True, separate=True,
-                                     enforce=True, check=True, propagate=False))
-    model.includeHeur(_sink_heuristic(pyscipopt, fam, xs, k, order_vars, arc), "sinks",
-                      "sink elimination guided by the LP", "S", priority=100000, freq=1,
-                      timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
-    history = []
-    root = []
-    model.includeEventhdlr(_history_handler(pyscipopt, started, history, root), "history",
-                           "incumbent and bound over time")
-    _add_start(model, fam, xs, start_rows, k, order_vars, arc)
-    if unbounded is not None:
-        _add_unbounded_optimum(pyscipopt, model, fam, xs, unbounded, pss, k, order_vars, arc)
-    for name, value in (solver_params or {}).items():
-        try:
-            model.setParam(name, value)
-        except (TypeError, ValueError, LookupError) as err:
-            raise InputError(f"SCIP refused {name} = {value!r} (solver_params): {err}") from None
-    helper = None
-    if (helper_share > 0 and k is None and relaxation is not None and not given
-            and len(fam.score) > _HELPER_FAMILIES):
-        left = time_limit - (time.perf_counter() - started)
-        helper = _Helper(pss, fam, np.union1d(relaxation["column_rows"], start_rows),
-                         start_rows, helper_share * left)
-        model.includeEventhdlr(helper.handler(pyscipopt, pss, fam, xs), "helper",
-                               "networks from the restricted programme")
-    setup = time.perf_counter() - started
-    # SCIP's clock starts in optimize: building the programme (seconds under k) comes first
-    model.setParam("limits/time", max(time_limit - setup, 0.1))
-    try:
-        model.optimize()
-    finally:
+            model.optimize()
+        finally:
+            if helper is not None:
+                helper.stop()
+        status = STATUSES.get(model.getStatus(), model.getStatus())
+        if status == "interrupted":          # SCIP caught the Ctrl-C itself: tell the callers
+            clock.request_stop()
+        elif clock.interrupted():
+            status = "interrupted"
+        if model.getNSols() == 0:
+            raise InternalError(f"SCIP ended with status {status!r} and lost the start")
+        best = model.getBestSol()
+        rows = [int(max(fam.of_child[v], key=lambda j: model.getSolVal(best, xs[j])))
+                for v in range(n)]
+        parents = fam.named(rows, pss.names)
+        if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
+            raise InternalError("the integer programme returned a cyclic graph")
+        score = float(fam.score[rows].sum())
+        bound = float(model.getDualbound())
+        if relaxation is not None:
+            bound = min(bound, relaxation["bound"])
+        if unbounded is not None:
+            bound = min(bound, unbounded.score)
+        bound = max(bound, score)
+        order = width = None
+        if k is not None:
+            first = {(u, v): model.getSolVal(best, var) > 0.5 for (u, v), var in order_vars.items()}
+            order = sorted(range(n), key=lambda v: sum(first[u, v] if u < v else not first[v, u]
+                                                       for u in range(n) if u != v))
+            moral = moral_graph({v: list(ps) for v, ps in parents.items()})
+            moral.add_nodes_from(pss.names)
+            order = [pss.names[v] for v in order]
+            width = elimination_width(moral, order)
+            if width > k:
+                raise InternalError(f"the solver's elimination order has width {width} > k = {k}")
+        stats = {"seconds": clock.now() - started, "setup_seconds": setup,
+                 "nodes": model.getNNodes(), "root_bound": root[0] if root else bound,
+                 "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
+                 "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
+                 "history": history, "start_score": float(fam.score[start_rows].sum()), **tally}
         if helper is not None:
-            helper.stop()
-    status = STATUSES.get(model.getStatus(), model.getStatus())
-    if model.getNSols() == 0:
-        raise InternalError(f"SCIP ended with status {status!r} and lost the start")
-    best = model.getBestSol()
-    rows = [int(max(fam.of_child[v], key=lambda j: model.getSolVal(best, xs[j])))
-            for v in range(n)]
-    parents = fam.named(rows, pss.names)
-    if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
-        raise InternalError("the integer programme returned a cyclic graph")
-    score = float(fam.score[rows].sum())
-    bound = float(model.getDualbound())
-    if relaxation is not None:
-        bound = min(bound, relaxation["bound"])
-    if unbounded is not None:
-        bound = min(bound, unbounded.score)
-    bound = max(bound, score)
-    order = width = None
-    if k is not None:
-        first = {(u, v): model.getSolVal(best, var) > 0.5 for (u, v), var in order_vars.items()}
-        order = sorted(range(n), key=lambda v: sum(first[u, v] if u < v else not first[v, u]
-                                                   for u in range(n) if u != v))
-        moral = moral_graph({v: list(ps) for v, ps in parents.items()})
-        moral.add_nodes_from(pss.names)
-        order = [pss.names[v] for v in order]
-        width = elimination_width(moral, order)
-        if width > k:
-            raise InternalError(f"the solver's elimination order has width {width} > k = {k}")
-    stats = {"seconds": time.perf_counter() - started, "setup_seconds": setup,
-             "nodes": model.getNNodes(), "root_bound": root[0] if root else bound,
-             "candidate_sets": len(fam.score), "in_degree_limit": pss.max_parents,
-             "score": pss.score, "method": "ilp", "solver": f"SCIP {model.version()}",
-             "history": history, "start_score": float(fam.score[start_rows].sum()), **tally}
-    if helper is not None:
-        stats["helper"] = helper.stats
-    if relaxation is not None:
-        stats["relaxation"] = _relaxation_stats(relaxation)
-    if unbounded is not None:
-        stats["unbounded_optimum"] = unbounded.score
-    if not abs(stats["root_bound"]) < 1e19:          # the root was cut off: its bound is the optimum
-        stats["root_bound"] = bound
-    stats["root_gap"] = relative_gap(score, stats["root_bound"])
-    return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
-                       stats=stats, parents=parents, elimination_order=order, width=width,
-                       upper_bound=bound, gap=relative_gap(score, bound))
+            stats["helper"] = helper.stats
+        if relaxation is not None:
+            stats["relaxation"] = _relaxation_stats(relaxation)
+        if unbounded is not None:
+            stats["unbounded_optimum"] = unbounded.score
+        if not abs(stats["root_bound"]) < 1e19:     # the root was cut off: its bound is optimal
+            stats["root_bound"] = bound
+        stats["root_gap"] = relative_gap(score, stats["root_bound"])
+        return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
+                           stats=stats, parents=parents, elimination_order=order, width=width,
+                           upper_bound=bound, gap=relative_gap(score, bound))
 
 
 def _relaxation_stats(relaxation: dict) -> dict:
@@ -611,7 +618,7 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
     """Branch and cut over the relaxation's columns and the start's families alone; the
     relaxation's bound, which holds for every family, is the one reported."""
     rows = np.union1d(relaxation["column_rows"], start_rows)
-    left = max(time_limit - (time.perf_counter() - started), 1.0)
+    left = max(time_limit - (clock.now() - started), 1.0)
     res = solve(_restricted_scores(pss, fam, rows), k=k, time_limit=left,
                 start=fam.named(start_rows, pss.names), gap_limit=gap_limit,
                 relaxation=relaxation, **options)
@@ -623,7 +630,7 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
         status = "gap_limit"
     else:                       # the restricted programme solved: a heuristic's end
         status = "complete" if res.status == "optimal" else res.status
-    elapsed = time.perf_counter() - started
+    elapsed = clock.now() - started
     offset = elapsed - res.stats["seconds"]           # when the restricted solve began
     stats = {**res.stats, "seconds": elapsed,
              "candidate_sets": len(fam.score), "start_score": float(fam.score[start_rows].sum()),
@@ -850,30 +857,32 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     if not time_limit > 0:
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     _check_share("relaxation_share", relaxation_share)
-    started = time.perf_counter()
-    limit = max_parents if k is None else min(max_parents, k)
-    if k is not None and k >= data.n_vars - 1:
-        k = None            # every graph on n variables has tree-width <= n - 1
-    estimate = scoring_seconds(data.n_vars, data.n_rows, limit)
-    if estimate > time_limit:
-        fewer = (f"; max_parents={limit - 1} would take about "
-                 f"{scoring_seconds(data.n_vars, data.n_rows, limit - 1):.0f} s" if limit else "")
-        warnings.warn(f"scoring every parent set of at most {limit} parents ({data.n_vars} "
-                      f"variables, {data.n_rows} rows) takes about {estimate:.0f} s on two "
-                      f"cores, past time_limit={time_limit:g} s, and is not cut short{fewer}",
-                      RuntimeWarning, stacklevel=2)
-    pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit, executor=executor)
-    scoring = time.perf_counter() - started
-    if isinstance(start, str):
-        if start != "auto":
-            raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
-        start = _auto_start(data, pss, k, score, ess, time_limit)
-    left = max(time_limit - (time.perf_counter() - started), 1.0)
-    res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit,
-                relaxation_share=relaxation_share, verbose=verbose)
-    res.stats["scoring_seconds"] = scoring
-    res.stats["seconds"] = time.perf_counter() - started
-    return res
+    with clock.interruptible():
+        started = clock.now()
+        limit = max_parents if k is None else min(max_parents, k)
+        if k is not None and k >= data.n_vars - 1:
+            k = None            # every graph on n variables has tree-width <= n - 1
+        estimate = scoring_seconds(data.n_vars, data.n_rows, limit)
+        if estimate > time_limit:
+            fewer = (f"; max_parents={limit - 1} would take about "
+                     f"{scoring_seconds(data.n_vars, data.n_rows, limit - 1):.0f} s"
+                     if limit else "")
+            warnings.warn(f"scoring every parent set of at most {limit} parents ({data.n_vars} "
+                          f"variables, {data.n_rows} rows) takes about {estimate:.0f} s on two "
+                          f"cores, past time_limit={time_limit:g} s, and is not cut short{fewer}",
+                          RuntimeWarning, stacklevel=2)
+        pss = ParentSetScores(data, score=score, ess=ess, max_parents=limit, executor=executor)
+        scoring = clock.now() - started
+        if isinstance(start, str):
+            if start != "auto":
+                raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
+            start = _auto_start(data, pss, k, score, ess, time_limit)
+        left = max(time_limit - (clock.now() - started), 1.0)
+        res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit,
+                    relaxation_share=relaxation_share, verbose=verbose)
+        res.stats["scoring_seconds"] = scoring
+        res.stats["seconds"] = clock.now() - started
+        return res
 
 
 def _auto_start(data, pss, k, score, ess, time_limit):
@@ -900,7 +909,7 @@ def _greedy_start(pss: ParentSetScores, time_limit: float) -> LearnResult:
     True
     """
     from . import greedy
-    started = time.perf_counter()
+    started = clock.now()
     best = greedy.order_search(pss, "fas", restarts=5, random_state=0)
     idle = 0
     for seed in itertools.count():
@@ -909,5 +918,5 @@ def _greedy_start(pss: ParentSetScores, time_limit: float) -> LearnResult:
             best, idle = run, 0
         else:
             idle += 1
-        if idle >= _DFS_PATIENCE or time.perf_counter() - started >= 0.05 * time_limit:
+        if idle >= _DFS_PATIENCE or clock.now() - started >= 0.05 * time_limit:
             return best

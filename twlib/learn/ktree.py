@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 from dataclasses import dataclass
 
 import networkx as nx
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .. import clock
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError
 from ..graphs import (elimination_width, greedy_clique, i_score, ktree_cliques,
@@ -250,7 +250,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     >>> res.status, res.width <= 2
     ('optimal', True)
     """
-    started = time.perf_counter()
+    started = clock.now()
     if method not in ("auto", "exact", "greedy"):
         raise InputError(f"method must be 'auto', 'exact' or 'greedy', got {method!r}")
     if isinstance(data, ParentSetScores):
@@ -274,7 +274,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     if width > k:
         raise InternalError(f"a DAG inside the {k}-tree has width {width} under its order")
     res.elimination_order, res.width, res.ktree = order, width, ktree
-    res.stats["seconds"] = time.perf_counter() - started
+    res.stats["seconds"] = clock.now() - started
     res.stats["dag_method"] = "exact" if res.status == "optimal" else "greedy"
     return res
 
@@ -302,8 +302,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     Each iteration picks a root (k+1)-clique -- first the greedy clique of largest
     I-score, then cliques drawn uniformly -- grows a k-tree from it, and finds the
     best DAG inside (:func:`best_dag_in_ktree`); the best DAG found is kept.  The
-    loop stops after ``max_iter`` iterations or ``time_limit`` seconds (checked
-    between iterations), whichever comes first.
+    loop stops after ``max_iter`` iterations or ``time_limit`` seconds of search
+    (:func:`twlib.clock.now`; checked between iterations, so the first always
+    completes), whichever comes first; Ctrl-C stops it there too, with status
+    ``"interrupted"``.
 
     ``ktree_search`` chooses how the k-tree grows: ``"guided"`` is Algorithm 1,
     ``"greedy"`` always adds the move of largest I-score gain, and ``"random"``
@@ -321,7 +323,15 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     """
     data = as_dataset(data)
     _check_learn(data, k, ktree_search)
-    started = time.perf_counter()
+    with clock.interruptible():
+        return _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method,
+                      restarts, random_state, progress)
+
+
+def _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method, restarts,
+           random_state, progress):
+    compiled = clock.compile_seconds()
+    started = clock.now()
     rng = np.random.default_rng(random_state)
     mi = mutual_information_matrix(data)
     n, names = data.n_vars, list(data.names)
@@ -329,7 +339,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     status = "complete"
     bar = tqdm(total=max_iter, desc="k-tree learning", unit="k-tree", disable=not progress)
     for it in range(max_iter):
-        if it and time.perf_counter() - started > time_limit:
+        if it and clock.interrupted():
+            status = "interrupted"
+            break
+        if it and clock.expired(started + time_limit):
             status = "time_limit"
             break
         root = greedy_clique(mi, k + 1) if it == 0 else sorted(rng.choice(n, k + 1, replace=False))
@@ -350,13 +363,14 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
                 best = res
         history.append({"iteration": it, "root": [names[r] for r in root],
                         "i_score": i_score(tree, mi, names), "score": dag_score,
-                        "best": best.score, "seconds": time.perf_counter() - started})
+                        "best": best.score, "seconds": clock.now() - started})
         bar.set_postfix({score: f"{best.score:.2f}"}, refresh=False)
         bar.update()
     bar.close()
     best.network.name = f"ktree-{k}"       # fitted by the DAG search with the same score
     best.status = status
-    best.stats = {"score": score, "seconds": time.perf_counter() - started,
+    best.stats = {"score": score, "seconds": clock.now() - started,
+                  "compile_seconds": clock.compile_seconds() - compiled,
                   "iterations": len(history), "distinct_ktrees": len(seen),
                   "history": history, "ktree_search": ktree_search,
                   "dag_method": best.stats["dag_method"]}

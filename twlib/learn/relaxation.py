@@ -34,11 +34,11 @@ the relaxation's optimum over the cuts found.
 from __future__ import annotations
 
 import math
-import time
 
 import numba as nb
 import numpy as np
 
+from .. import clock
 from ..bitsets import from_bool_rows, to_bool_rows
 from ..errors import InputError, InternalError
 from ..scores import ParentSetScores
@@ -268,7 +268,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
     if packing not in (2, 3, 4):
         raise InputError(f"packing must be 2, 3 or 4 (the largest packed set), got {packing!r}")
-    started = time.perf_counter()
+    started = clock.now()
     deadline = started + time_limit
     cols = _Columns(pss)
     n = cols.n
@@ -278,7 +278,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     # every variable's best family alone: the Lagrangian bound with no cuts
     bound = float(cols.scores[cols.offsets[:-1]].sum())
     value, rounds, converged, history, cut_rounds = -math.inf, 0, False, [], 0
-    while time.perf_counter() < deadline:
+    while not clock.expired(deadline):
         rounds += 1
         value, x, var_duals, cut_duals = master.solve()
         # cuts first: re-solving the restricted programme is cheap, pricing every
@@ -302,7 +302,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
         # cluster weights were added to the families, packing weights subtracted
         bound = min(bound, float(best.sum() - cut_duals[~packed].sum()
                                  + cut_duals[packed].sum()))
-        history.append({"seconds": time.perf_counter() - started, "bound": bound,
+        history.append({"seconds": clock.now() - started, "bound": bound,
                         "lp": value})
         gain = priced - var_duals[cols.child]
         new_rows = _entering(cols, np.flatnonzero((gain > _TOL) & ~master.holds), gain)
@@ -311,7 +311,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
             continue
         if found:
             continue
-        left = deadline - time.perf_counter()
+        left = deadline - clock.now()
         proved = not exact_separation       # without it, "converged" is the peeling's word
         if exact_separation and left > 0:
             found, proved = violated_clusters(*support, exact=True, time_limit=min(5.0, left),
@@ -325,7 +325,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
             "candidates": len(cols.scores),
             "cuts": master.cuts_added, "cuts_kept": len(master.clusters),
             "clusters": master.clusters, "packings": master.cuts[master.packing],
-            "seconds": time.perf_counter() - started,
+            "seconds": clock.now() - started,
             "history": history}
 
 

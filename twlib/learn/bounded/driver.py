@@ -2,11 +2,11 @@
 bound with exact windows and restarts, certify and fit the result."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pandas as pd
 
+from ... import clock
 from ...data import Dataset, as_dataset
 from ...errors import InputError, InternalError
 from ...graphs import elimination_width, moral_graph, treewidth_exact
@@ -65,7 +65,11 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         size (so held-out log-likelihoods stay finite); None gives maximum
         likelihood.
     time_limit : float
-        Seconds for the whole search; the best network so far is returned.
+        Seconds of search (:func:`twlib.clock.now`: compiling numba kernels is
+        not counted); the best network so far is returned.  The first climb
+        always runs to its end (``stats["first_climb_overran"]`` says when that
+        took longer), and Ctrl-C returns the best network so far with status
+        ``"interrupted"``.
     max_iter : int, optional
         Hill-climbing runs (the first from the start, the others from the best
         network perturbed); None means until ``time_limit``.
@@ -122,13 +126,15 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         ``network``, ``score``, ``width`` (``<= k``), ``elimination_order`` (the
         certificate), ``upper_bound`` (None for BDeu beyond the exact start) and
         ``gap`` (``upper_bound - score`` in percent of ``|score|``), ``status`` (``"optimal"`` when
-        the gap closes, else ``"time_limit"`` or ``"complete"``) and ``stats``
-        with ``bound`` (which upper bound: ``"exact start"``, ``"lp"``,
+        the gap closes, else ``"time_limit"``, ``"complete"`` or
+        ``"interrupted"``) and ``stats`` with ``compile_seconds`` (spent
+        compiling or loading kernels, outside the time limit), ``bound`` (which upper bound: ``"exact start"``, ``"lp"``,
         ``"data-free"`` or None), ``lp`` (the LP bound's rounds, columns, cuts
         and ``history`` when it ran), ``race`` (with ``initial="race"``, the
         score each start's climb reached),
         with ``history`` (best score against seconds), ``phases`` (seconds of the
-        start, the candidate rows, the upper bound and the search), the
+        start, the candidate rows, the first climb, the upper bound and the
+        search), the
         move-check counts and ``families_scored`` (in this process).
 
     >>> from twlib.datasets import load_sklearn
@@ -152,6 +158,15 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
         raise InputError(f"restarts_per_round must be an integer >= 1 or None, got {batch!r}")
+    with clock.interruptible():
+        return _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter,
+                      perturbation, window, random_state, progress, executor, batch, start,
+                      initial, bound)
+
+
+def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, perturbation,
+           window, random_state, progress, executor, batch, start, initial, bound):
+    compiled = clock.compile_seconds()
     log = RunLog(time_limit)
     rng = np.random.default_rng(random_state)
     n = data.n_vars
@@ -171,7 +186,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         log.note("exact optimum, in-degree <= k", exact[1])
         start, order = prune_to_width(exact[0], k, scorer)
     elif initial in ("k-greedy", "k-max", "race"):
-        seconds = min(GREEDY_SHARE * time_limit, log.deadline - time.perf_counter())
+        seconds = min(GREEDY_SHARE * time_limit, log.deadline - clock.now())
         method = "k-greedy" if initial == "k-greedy" else "k-max"
         start, order, value, _ = ktree_start(scorer, k, rng, seconds, method, executor)
         log.note(f"{method} start", value)
@@ -183,21 +198,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
     empty = state.derive([()] * n, np.arange(n)) if raced else None   # the race's rival
     log.phase_ends("candidate rows")
-    # 3. The proved upper bound, for the gap: the LP relaxation when its parent
-    #    sets can be scored in time, else the data-free bound.
-    lp = None
-    share = BOUND_SHARE * time_limit
-    if upper is None and (bound == "lp" or bound == "auto"
-                          and scoring_seconds(n, data.n_rows, k) <= share):
-        scoring = time.perf_counter()
-        pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor)
-        scoring = time.perf_counter() - scoring
-        lp = lp_bound(pss, time_limit=share if bound == "lp" else max(share - scoring, 0.5))
-        upper, bound_kind = lp["bound"], "lp"
-    if upper is None and score != "bdeu":
-        upper, bound_kind = upper_bound(scorer, k), "data-free"   # reads the rows just scored
-    log.phase_ends("upper bound")
-    # 4. Hill climbing and exact windows, then restarts from the best network.
+    # 3. The first climb (after the race of starts, with initial="race"), run to its
+    #    end whatever the clock says: a short limit must not return the start when
+    #    one climb takes milliseconds, nor a bound's computation keep it from running.
     log.note("start", state.score)
     start_score = state.score
     bar = _progress_bar(progress, time_limit)
@@ -206,9 +209,27 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     if raced:
         state, race = climb_race({"k-max": state, "empty": empty}, rng, log,
                                  RACE_SHARE * time_limit, window, tally)
-    state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint)
+    state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint,
+                             complete=True)
+    overran = clock.expired(log.deadline) and not clock.interrupted()
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)
+    log.phase_ends("first climb")
+    # 4. The proved upper bound, for the gap: the LP relaxation when its parent
+    #    sets can be scored in time, else the data-free bound.
+    lp = None
+    share = BOUND_SHARE * time_limit
+    if upper is None and not clock.interrupted() and (
+            bound == "lp" or bound == "auto" and scoring_seconds(n, data.n_rows, k) <= share):
+        scoring = clock.now()
+        pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor)
+        scoring = clock.now() - scoring
+        lp = lp_bound(pss, time_limit=share if bound == "lp" else max(share - scoring, 0.5))
+        upper, bound_kind = lp["bound"], "lp"
+    if upper is None and score != "bdeu":
+        upper, bound_kind = upper_bound(scorer, k), "data-free"   # reads the rows just scored
+    log.phase_ends("upper bound")
+    # 5. Restarts from the best network, with exact windows, until the time limit.
     best, status, runs = iterated_local_search(
         state, log, rng, bound=upper, max_iter=max_iter, batch=batch,
         perturbation=perturbation, window=window, executor=executor,
@@ -216,8 +237,12 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     if bar is not None:
         bar.close()
     log.phase_ends("search")
+    if clock.interrupted():
+        status = "interrupted"
     return _result(data, best, k, score, parameter_ess, upper, status, log.started,
                    {"runs": runs, "history": log.history, **tally, "phases": log.phases,
+                    "compile_seconds": clock.compile_seconds() - compiled,
+                    "first_climb_overran": overran,
                     "families_scored": len(scorer), "checks": checks,
                     "exact_start": exact is not None, "bound": bound_kind, "lp": lp, "race": race})
 
@@ -266,7 +291,7 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
     if bound is not None:
         gap = (0.0 if status == "optimal"
                else relative_gap(value, bound))
-    stats = dict(stats, score=score, seconds=time.perf_counter() - started, k=k)
+    stats = dict(stats, score=score, seconds=clock.now() - started, k=k)
     if data.n_vars <= DP_MAX_VARS:
         stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
     return LearnResult(network=network, score=value, status=status, stats=stats,

@@ -7,11 +7,12 @@ not depend on where it ran.
 """
 from __future__ import annotations
 
-import time
+import math
 import uuid
 
 import numpy as np
 
+from ... import clock
 from ...parallel import run_tasks
 from ...scores import FamilyScorer
 from .state import EPS, SearchState
@@ -23,13 +24,13 @@ class RunLog:
     (seconds per step of the run)."""
 
     def __init__(self, time_limit: float):
-        self.started = self._clock = time.perf_counter()
+        self.started = self._clock = clock.now()
         self.deadline = self.started + time_limit
         self.history: list = []
         self.phases: dict = {}
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.started
+        return clock.now() - self.started
 
     def note(self, event: str, value: float) -> None:
         self.history.append({"event": event, "score": value, "seconds": self.elapsed()})
@@ -41,7 +42,7 @@ class RunLog:
             self.note("climbing", state.score)
 
     def phase_ends(self, name: str) -> None:
-        now = time.perf_counter()
+        now = clock.now()
         self.phases[name] = now - self._clock
         self._clock = now
 
@@ -55,9 +56,11 @@ def no_tally() -> dict:
     return {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
 
 
-def climb_and_polish(state, rng, deadline, window, tally, on_round=None):
-    """One hill-climbing run, then local exact windows when ``window > 1``."""
-    tally["steps"] += state.climb(deadline, on_round)
+def climb_and_polish(state, rng, deadline, window, tally, on_round=None, complete=False):
+    """One hill-climbing run, then local exact windows when ``window > 1``; with
+    ``complete`` the climb goes on to its local optimum past the deadline (not
+    past a stop request), the windows do not."""
+    tally["steps"] += state.climb(math.inf if complete else deadline, on_round)
     if window > 1:
         state = _polish(state, min(window, state.n), rng, deadline, tally)
     return state
@@ -68,7 +71,7 @@ def climb_race(states: dict, rng, log: RunLog, seconds, window, tally):
     another; returns the best state reached and each one's score."""
     reached = {}
     for name, state in states.items():
-        deadline = min(log.deadline, time.perf_counter() + seconds)
+        deadline = min(log.deadline, clock.now() + seconds)
         reached[name] = climb_and_polish(state, rng, deadline, window, tally, log.checkpoint)
     winner = max(reached, key=lambda name: reached[name].score)
     return reached[winner], {name: state.score for name, state in reached.items()}
@@ -91,7 +94,7 @@ def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_it
         if bound is not None and best[2] >= bound - EPS * max(1.0, abs(bound)):
             status = "optimal"
             break
-        if time.perf_counter() >= log.deadline:
+        if clock.expired(log.deadline):
             status = "time_limit"
             break
         if max_iter is not None and runs >= max_iter:
@@ -103,14 +106,14 @@ def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_it
         if executor is None:
             outcomes = []
             for seed in seeds:
-                seconds = log.deadline - time.perf_counter()
+                seconds = log.deadline - clock.now()
                 if seconds <= 0:
                     break
                 state, more_tally, more_checks = _restart(best_state, parents, order, seed,
                                                           seconds, perturbation, window)
                 outcomes.append((state.snapshot(), more_tally, more_checks, state))
         else:
-            seconds = log.deadline - time.perf_counter()
+            seconds = log.deadline - clock.now()
             outcomes = [out + (None,) for out in run_tasks(
                 executor, _restart_task, (token, *shared, perturbation, window),
                 [(parents, order, seed, seconds) for seed in seeds])]
@@ -130,7 +133,7 @@ def iterated_local_search(state: SearchState, log: RunLog, rng, *, bound, max_it
 def _polish(state, size, rng, deadline, tally):
     """Local exact windows on a hill-climbing optimum, climbing again after each gain."""
     for _ in range(max(1, state.n // size)):
-        if time.perf_counter() >= deadline:
+        if clock.expired(deadline):
             break
         parents, order, _ = state.snapshot()
         new, gain = improve_window(parents, order, state.k, state.scorer, size, rng)
@@ -159,7 +162,7 @@ def _restart(base, parents, order, seed, seconds, perturbation, window):
 
     ``base`` is any search state over the same scorer (only rows that differ
     are rescored).  Returns the final state, the tally and the width checks."""
-    deadline = time.perf_counter() + seconds
+    deadline = clock.now() + seconds
     rng = np.random.default_rng(seed)
     tally, checks = no_tally(), no_checks()
     state = base.derive(_perturbed(parents, perturbation, rng), order, checks)

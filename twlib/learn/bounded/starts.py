@@ -3,12 +3,12 @@ or a DAG grown inside a k-tree (k-greedy, k-MAX)."""
 from __future__ import annotations
 
 import math
-import time
 from functools import partial
 
 import numba as nb
 import numpy as np
 
+from ... import clock
 from ...data import Dataset
 from ...errors import InputError
 from ...graphs import moral_graph, treewidth_exact, treewidth_upper_bound
@@ -27,7 +27,7 @@ def exact_start(data, k, score, ess, deadline):
     """The order-graph optimum over in-degree <= k, when the problem is small enough."""
     n = data.n_vars
     families = n * sum(math.comb(n - 1, j) for j in range(min(k, n - 1) + 1))
-    if n > DP_MAX_VARS or families > _DP_MAX_FAMILIES or time.perf_counter() > deadline:
+    if n > DP_MAX_VARS or families > _DP_MAX_FAMILIES or clock.expired(deadline):
         return None
     pss = ParentSetScores(data, score=score, ess=ess, max_parents=k)
     res = order_graph.dp(pss)
@@ -139,9 +139,9 @@ def ktree_start(scorer, k: int, rng, seconds: float, method: str = "k-greedy",
         grow = partial(k_max, candidates, k, rng, table=candidate_table(candidates, k))
     else:
         grow = partial(k_greedy, candidates, k, rng)
-    deadline = time.perf_counter() + seconds
+    deadline = clock.now() + seconds
     best, runs = None, 0
-    while best is None or time.perf_counter() < deadline:
+    while best is None or not clock.expired(deadline):
         got = grow()
         runs += 1
         if best is None or got[2] > best[2]:

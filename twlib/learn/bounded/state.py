@@ -9,11 +9,11 @@ min-fill order of the rest, which becomes the certificate when it fits.
 """
 from __future__ import annotations
 
-import time
 from itertools import combinations
 
 import numpy as np
 
+from ... import clock
 from ...scores import FamilyScorer
 from .width import (apply_fill, close_fill, later_neighbours, min_fill_after, moral_bits,
                     reaches)
@@ -261,7 +261,7 @@ class SearchState:
         four times deeper after a round that found nothing there.
         """
         steps, depth, budget = 0, 8 * self.n, MIN_FILL_PER_ROUND
-        while time.perf_counter() < deadline:
+        while not clock.expired(deadline):
             gain, kind, us, vs, gaining = self.moves(depth)
             self.min_fill_budget, self.undecided = budget, 0
             touched = np.zeros(self.n, dtype=bool)
@@ -280,7 +280,7 @@ class SearchState:
                     if kd == 2:
                         touched[u] = True
                 if t % 64 == 63:
-                    if time.perf_counter() >= deadline:
+                    if clock.expired(deadline):
                         break
                     if applied and on_round is not None:
                         on_round(self)          # a long round's progress, as it comes

@@ -262,7 +262,7 @@ class InformationOracle:
         """Run the compiled LTCI pass (see ``_merge_pass``); counts the strengths."""
         record = tested is not None
         if tested is None:
-            tested = _EMPTY_TESTED
+            tested = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
         done = _merge_pass(self.cache, self.values_t, self.arities, sep_mask, rest, parent,
                            size, delta, tested, record, touching, self.cells, self.keys)
         self.strengths += done
@@ -272,7 +272,4 @@ class InformationOracle:
     def cached(self) -> int:
         """Number of joint entropies computed so far."""
         return len(self.cache)
-
-
-_EMPTY_TESTED = nb.typed.Dict.empty(nb.types.int64, nb.types.float64)
 
