@@ -19,11 +19,11 @@ EXPECTED = {"adult": (30162, 15), "letter": (20000, 17), "zoo": (101, 17), "car"
             "nursery": (12960, 9), "mushroom": (8124, 22), "wdbc": (569, 31),
             "communities": (1994, 100), "voting": (435, 17), "steel": (1941, 28),
             "spectf": (267, 45), "nltcs": (16181, 16), "plants": (17412, 69),
-            "nips": (400, 500), "moviereview": (1600, 1001)}
+            "nips": (400, 500), "moviereview": (1600, 1001), "dna": (1600, 180)}
 
 
 @pytest.mark.parametrize("name", sorted(datasets.TABLES) + list(datasets.DENSITY_SETS)
-                         + list(datasets.LARGE_DENSITY_SETS))
+                         + list(datasets.LARGE_DENSITY_SETS) + list(datasets.OTHER_DENSITY_SETS))
 def test_every_table_loads(name):
     ds = datasets.load_table(name)
     assert ds.n_rows > 20 and ds.n_vars >= 5

@@ -37,6 +37,7 @@ def test_compiling_is_not_search_time():
 
 
 def test_first_ctrl_c_requests_a_stop_the_second_raises():
+    before = signal.getsignal(signal.SIGINT)        # pytest-xdist's workers ignore SIGINT
     with clock.interruptible():
         with clock.interruptible():                  # nested scopes are one scope
             os.kill(os.getpid(), signal.SIGINT)
@@ -47,7 +48,7 @@ def test_first_ctrl_c_requests_a_stop_the_second_raises():
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.01)
     assert not clock.interrupted()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) == before
 
 
 def _stop_after(seconds):
@@ -176,3 +177,59 @@ def test_every_reader_refuses_binary_and_foreign_text(tmp_path):
     header_only.write_text("a b\n2 2\n")
     with pytest.raises(errors.FormatError, match="a .dat file needs"):
         dat.read(header_only)
+
+
+def test_bootstrap_counts_arcs_and_keeps_the_width(alarm):
+    from twlib.learn import bootstrap
+    from twlib.learn.resampling import averaged_structure
+
+    data = alarm.sample(1000, random_state=5)
+    boot = bootstrap(data, 2, n_resamples=6, random_state=1)
+    again = bootstrap(data, 2, n_resamples=6, random_state=1)
+    assert np.array_equal(boot.counts, again.counts)
+    assert boot.counts.max() <= 6 and not np.diag(boot.counts).any()
+    assert ((boot.counts + boot.counts.T) <= 6).all()          # one direction per resample
+    arcs = boot.arcs
+    assert arcs.strength.between(0, 1).all() and arcs.direction.between(0, 1).all()
+    assert list(arcs.strength) == sorted(arcs.strength, reverse=True)
+    strong = arcs[arcs.in_network]
+    assert (strong.strength >= 0.5).all()
+    assert set(zip(strong["from"], strong["to"])) == set(boot.network.arcs)
+    from twlib.graphs import elimination_width, moral_graph
+    moral = moral_graph(boot.network.parent_map())
+    moral.add_nodes_from(data.names)
+    assert elimination_width(moral, boot.elimination_order) == boot.width <= 2
+    looser = boot.averaged(0.2)
+    assert set(boot.network.arcs) <= set(looser.network.arcs) or looser.width == 2
+    everything = averaged_structure(np.ones((4, 4), int) - np.eye(4, dtype=int), 1,
+                                    list("abcd"), 1, 0.0)
+    assert everything[2] == 1                                  # a tree: width 1 kept
+    with pytest.raises(errors.InputError, match="threshold"):
+        boot.averaged(1.5)
+    with pytest.raises(errors.InputError, match="n_resamples"):
+        bootstrap(data, 2, n_resamples=0)
+
+
+def test_bootstrap_on_a_dask_cluster_counts_the_same(alarm):
+    distributed = pytest.importorskip("distributed")
+    from twlib.learn import bootstrap
+
+    data = alarm.sample(800, random_state=6)
+    here = bootstrap(data, 2, n_resamples=4, random_state=3)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        there = bootstrap(data, 2, n_resamples=4, random_state=3, executor=client)
+    assert np.array_equal(here.counts, there.counts)
+    assert here.arcs.equals(there.arcs)
+
+
+def test_cli_bootstrap_writes_the_arc_table(alarm_csv, tmp_path, capsys):
+    import pandas as pd
+
+    out = tmp_path / "o.bif"
+    assert main(["learn", str(alarm_csv), "-k", "2", "--time-limit", "2", "--seed", "0",
+                 "--bootstrap", "3", "--out", str(out)]) == 0
+    table = pd.read_csv(tmp_path / "o.arcs.csv")
+    assert list(table.columns) == ["from", "to", "strength", "direction", "in_network"]
+    assert "arcs seen over 3 resamples" in capsys.readouterr().out

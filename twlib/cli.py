@@ -5,7 +5,10 @@
         [--ess E] [--time-limit S] [--seed S] [--progress] [--scheduler local|HOST:PORT]
         a network of tree-width <= K from a data file (.csv with a header, or .dat);
         CSV cells that are ?, NA or empty are missing and learned from by structural EM;
-        --scheduler runs the parallel parts on a Dask cluster (twlib[scale])
+        --scheduler runs the parallel parts on a Dask cluster (twlib[scale]);
+        [--bootstrap N [--arcs FILE]] also writes each arc's strength and direction
+        over N bootstrap resamples (default file: OUT with .arcs.csv);
+        Ctrl-C writes the best network found so far and exits with code 130
     twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--mpe | --map C ...] [--json]
         exact posteriors given evidence, and log P(evidence); --mpe: the most probable
         state of every variable; --map C ...: the most probable joint state of C ...,
@@ -21,7 +24,8 @@
 
 Exit codes: 0 done; 2 bad input (a malformed file, an unknown name, an invalid
 option: any :class:`twlib.errors.TwlibError` but a budget one, or a missing
-file); 3 over a memory or state budget (:class:`twlib.errors.BudgetExceeded`).
+file); 3 over a memory or state budget (:class:`twlib.errors.BudgetExceeded`);
+130 interrupted (Ctrl-C; ``learn`` has written its best network).
 """
 from __future__ import annotations
 
@@ -91,16 +95,17 @@ def _dask_client(address: str | None):
 def _learn(args) -> int:
     from . import clock
     from .io import bif
-    from .learn.methods import learn
+    from .learn.methods import learn_by_name
 
     data = _training_data(args.data)
     started = time.perf_counter()
     # One stop request for the whole run: Ctrl-C ends the search, which
     # returns its best network, and that network is written.
     with clock.interruptible(), _dask_client(args.scheduler) as client:
-        res, _ = learn(data, args.k, method=args.method, criterion=args.score, ess=args.ess,
-                       time_limit=args.time_limit, random_state=args.seed,
-                       progress=args.progress, executor=client)
+        res, _ = learn_by_name(data, args.k, method=args.method, criterion=args.score,
+                               ess=args.ess, time_limit=args.time_limit,
+                               random_state=args.seed, progress=args.progress,
+                               executor=client)
     bif.write(res.network, args.out)
     bound = ("" if res.upper_bound is None
              else f", upper bound {res.upper_bound:.2f} (gap {res.gap:.2f} %)")
@@ -114,7 +119,26 @@ def _learn(args) -> int:
         print(f"twlib learn: interrupted; the best network found so far is in {args.out}",
               file=sys.stderr)
         return INTERRUPTED
+    if args.bootstrap:
+        _bootstrap(args, data)
     return 0
+
+
+def _bootstrap(args, data) -> None:
+    """``learn --bootstrap N``: each arc's strength and direction over N resamples,
+    learned like the network (bounded learner, the same k and score), as CSV."""
+    from .learn.methods import training_data
+    from .learn.resampling import bootstrap
+
+    with _dask_client(args.scheduler) as client:
+        boot = bootstrap(training_data(data, "error"), args.k, args.bootstrap,
+                         score=args.score, ess=args.ess, random_state=args.seed,
+                         executor=client, progress=args.progress)
+    table = args.arcs or str(Path(args.out).with_suffix(".arcs.csv"))
+    boot.arcs.to_csv(table, index=False)
+    print(f"{table}: {len(boot.arcs)} arcs seen over {args.bootstrap} resamples; the "
+          f"averaged network (strength >= {boot.threshold}) has {len(boot.network.arcs)} arcs, "
+          f"tree-width <= {boot.width}")
 
 
 def _evidence(pairs) -> dict:
@@ -251,6 +275,11 @@ def main(argv=None) -> int:
     le.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     le.add_argument("--scheduler", metavar="ADDRESS", default=None,
                     help="a Dask scheduler (HOST:PORT), or 'local' for a cluster of this machine")
+    le.add_argument("--bootstrap", type=int, metavar="N", default=0,
+                    help="also learn on N bootstrap resamples and write each arc's strength "
+                         "and direction (complete data only)")
+    le.add_argument("--arcs", metavar="FILE",
+                    help="where --bootstrap writes its arc table (default: OUT with .arcs.csv)")
     le.set_defaults(run=_learn)
     q = sub.add_parser("query", help="exact posteriors of a network given evidence")
     q.add_argument("model", help="a .bif/.bif.gz file or a bnlearn network name")

@@ -75,7 +75,8 @@ def _check_names(names, known, what):
 
 
 def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, compare=None,
-                 labels: bool = True, node_size: float | None = None, font_size: float = 8):
+                 labels: bool = True, node_size: float | None = None, font_size: float = 8,
+                 arc_widths: dict | None = None):
     """Draw a Bayesian network and return the matplotlib axes.
 
     ``highlight`` colours a set of variables; ``evidence`` (``{variable: state}``)
@@ -85,7 +86,9 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
     arc by whether that network has it too, has it reversed, or lacks it, and
     draws its arcs this one lacks dashed (see ``ARC_STYLES``), with a legend;
     the nodes then sit where the compared network puts them, so several
-    networks compared with one truth share one layout.
+    networks compared with one truth share one layout.  ``arc_widths`` maps
+    ``(parent, child)`` arcs to line widths (a bootstrap's strengths, scaled);
+    arcs it leaves out keep the default width.
 
     >>> from twlib.datasets import load_network
     >>> ax = draw_network(load_network("asia"), evidence={"xray": "yes"})
@@ -131,9 +134,10 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
         for bent in (False, True):
             some = [(p, v) for p, v in arcs if (abs(pos[p][1] - pos[v][1]) > 1) == bent]
             if some:
+                widths = [float((arc_widths or {}).get(arc, 1.1)) for arc in some]
                 nx.draw_networkx_edges(nx.DiGraph(some), pos, edgelist=some, edge_color=colour,
                                        style=line, ax=ax, node_size=size, arrowsize=10,
-                                       width=1.1, arrows=True,
+                                       width=widths, arrows=True,
                                        connectionstyle="arc3,rad=0.25" if bent else "arc3")
     if labels:
         text = {v: (f"{v}\n={evidence[v]}" if v in evidence

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_label
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
-from .learn.methods import METHODS, MISSING, learn
+from .learn.methods import METHODS, MISSING, learn_by_name
 from .network import BayesianNetwork
 
 __all__ = ["BoundedTreewidthNetwork", "METHODS", "MISSING", "IMPUTATIONS"]
@@ -102,12 +102,14 @@ class BoundedTreewidthNetwork(BaseEstimator):
 
         ``executor`` (a ``concurrent.futures`` executor or a Dask client, see
         :mod:`twlib.parallel`) runs the bounded learner's parallel parts; it is
-        where to compute, not a model setting, hence a fit argument."""
-        res, data = learn(X, self.k, method=self.method, criterion=self.criterion,
-                          ess=self.ess, parameter_ess=self.parameter_ess,
-                          time_limit=self.time_limit, max_iter=self.max_iter,
-                          random_state=self.random_state, progress=self.progress,
-                          missing=self.missing, executor=executor)
+        where to compute, not a model setting, hence a fit argument.  Ctrl-C ends the
+        search and fits the best network found so far (``result_.status ==
+        "interrupted"``)."""
+        res, data = learn_by_name(
+            X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
+            parameter_ess=self.parameter_ess, time_limit=self.time_limit,
+            max_iter=self.max_iter, random_state=self.random_state, progress=self.progress,
+            missing=self.missing, executor=executor)
         self.result_ = res
         self._tree = None
         self.network_: BayesianNetwork = res.network

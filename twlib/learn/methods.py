@@ -5,7 +5,7 @@ with one method loads neither the others nor their solvers (nor scikit-learn,
 which only the estimator needs).
 
 >>> from twlib.datasets import load_sklearn
->>> res, data = learn(load_sklearn("iris"), 1, method="chow_liu")
+>>> res, data = learn_by_name(load_sklearn("iris"), 1, method="chow_liu")
 >>> res.width, data.n_vars
 (1, 5)
 """
@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..graphs import moral_graph, treewidth_upper_bound
 from .result import LearnResult
 
-__all__ = ["learn", "training_data", "METHODS", "MISSING"]
+__all__ = ["learn_by_name", "training_data", "METHODS", "MISSING"]
 
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
 METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
@@ -49,10 +49,11 @@ def _learner(name: str):
     return importlib.import_module(f"{__package__}.{name}")
 
 
-def learn(X, k: int, *, method: str = "auto", criterion: str = "bic", ess: float = 1.0,
-          parameter_ess: float | None = 1.0, time_limit: float = 60.0,
-          max_iter: int | None = None, random_state=None, progress: bool = False,
-          missing: str = "em", executor=None) -> tuple[LearnResult, Dataset]:
+def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
+                  ess: float = 1.0, parameter_ess: float | None = 1.0,
+                  time_limit: float = 60.0, max_iter: int | None = None, random_state=None,
+                  progress: bool = False, missing: str = "em",
+                  executor=None) -> tuple[LearnResult, Dataset]:
     """Learn with the learner ``method`` names (see
     :class:`twlib.BoundedTreewidthNetwork` for the parameters); data with missing
     cells go to structural EM.  Returns the result, its ``width`` and

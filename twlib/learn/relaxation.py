@@ -138,11 +138,12 @@ class _Columns:
         live = (weights > 0) & ~packing
         holding = cuts[live].T                          # variables x live cluster cuts
         cut_start = np.concatenate([[0], np.cumsum(holding.sum(axis=1))])
-        cut_index = np.nonzero(holding)[1]
+        # np.nonzero's second row is a strided view: copied, so the kernel sees one layout
+        cut_index = np.ascontiguousarray(np.nonzero(holding)[1])
         live_packs = (weights > 0) & packing
         holding = cuts[live_packs].T                    # variables x live packing rows
         pack_start = np.concatenate([[0], np.cumsum(holding.sum(axis=1))])
-        child, pack_index = np.nonzero(holding)
+        child, pack_index = map(np.ascontiguousarray, np.nonzero(holding))
         others = cuts[live_packs][pack_index]           # each row's members but the child
         others[np.arange(len(child)), child] = False
         return _priced_values(self.offsets, self.masks, self.scores, cut_start, cut_index,

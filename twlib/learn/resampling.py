@@ -82,6 +82,8 @@ def _learn_resample(shared, seed):
     from . import bounded
 
     data, k, options = shared
+    if clock.interrupted():         # Ctrl-C in this process: the resamples left are skipped
+        return None
     rng = np.random.default_rng(seed)
     rows = rng.integers(data.n_rows, size=data.n_rows)
     resample = Dataset(data.values[rows], data.names, data.states)
@@ -164,6 +166,8 @@ def bootstrap(data, k: int, n_resamples: int = 100, *, threshold: float = 0.5,
     -------
     BootstrapResult
         Its :meth:`~BootstrapResult.averaged` gives the network at another threshold.
+        After Ctrl-C (in process) the resamples learned so far are counted,
+        ``n_resamples`` says how many, and ``stats["interrupted"]`` is set.
     """
     data = as_dataset(data)
     check_width_bound(k)
@@ -181,19 +185,28 @@ def bootstrap(data, k: int, n_resamples: int = 100, *, threshold: float = 0.5,
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=n_resamples, unit="resample", desc="bootstrap")
-    results = run_tasks(executor, _learn_resample, (data, k, options),
-                        [(int(seed),) for seed in seeds],
-                        progress=None if bar is None else (lambda _: bar.update(1)))
+    with clock.interruptible():
+        results = run_tasks(executor, _learn_resample, (data, k, options),
+                            [(int(seed),) for seed in seeds],
+                            progress=None if bar is None else (lambda _: bar.update(1)))
+        interrupted = clock.interrupted()
     if bar is not None:
         bar.close()
+    done = [arcs for arcs in results if arcs is not None]
+    if interrupted and executor is None:
+        done = done[:-1]            # the resample Ctrl-C cut short is not counted
+    if not done:
+        raise KeyboardInterrupt
+
     counts = np.zeros((data.n_vars, data.n_vars), dtype=np.int64)
-    for arcs in results:
+    for arcs in done:
         for u, v in arcs:
             counts[u, v] += 1
     result = BootstrapResult(arcs=None, network=None, width=0, elimination_order=[],
-                             counts=counts, n_resamples=n_resamples, k=k, threshold=threshold,
+                             counts=counts, n_resamples=len(done), k=k, threshold=threshold,
                              stats={"seconds": clock.now() - started, "score": score,
-                                    "max_iter": max_iter}, data=data)
+                                    "max_iter": max_iter, "interrupted": interrupted},
+                             data=data)
     return _averaged(result, threshold)
 
 
