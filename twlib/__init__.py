@@ -8,7 +8,7 @@ The submodules and the three classes below are imported on first use, so
 >>> ds.n_vars
 5
 """
-import importlib
+from .lazy import on_first_use
 
 _MODULES = ("clock", "counting", "data", "datasets", "errors", "graphs", "inference",
             "information", "interop", "io", "learn", "metrics", "network", "parallel",
@@ -18,15 +18,4 @@ _CLASSES = {"Dataset": "data", "BayesianNetwork": "network",
 
 __all__ = ["Dataset", "BayesianNetwork", "BoundedTreewidthNetwork", *_MODULES]
 __version__ = "0.1.0"
-
-
-def __getattr__(name):
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _CLASSES:
-        return getattr(importlib.import_module(f"{__name__}.{_CLASSES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = on_first_use(__name__, _MODULES, _CLASSES)

@@ -6,24 +6,11 @@ not pay for loading the others and their solvers.  ``methods`` calls any of
 them by name; ``bootstrap`` (in ``resampling``) counts each arc's support over
 bootstrap resamples.
 """
-import importlib
-
+from ..lazy import on_first_use
 from .result import LearnResult
 
 _MODULES = ("bounded", "chow_liu", "em", "exact_width", "greedy", "ilp", "ktree", "methods",
             "order_graph", "resampling", "thin_jt")
-_FUNCTIONS = {"bootstrap": "resampling"}
 
 __all__ = ["LearnResult", "bootstrap", *_MODULES]
-
-
-def __getattr__(name):
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name in _FUNCTIONS:
-        return getattr(importlib.import_module(f"{__name__}.{_FUNCTIONS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = on_first_use(__name__, _MODULES, {"bootstrap": "resampling"})
