@@ -102,7 +102,8 @@ def _run_lengths(sorted_keys):
 
 
 def _checked(values, cols, arities):
-    values = np.asarray(values)
+    # one memory layout for the kernels: a Fortran-ordered table would compile them again
+    values = np.ascontiguousarray(values)
     cols = np.asarray(cols, dtype=np.int64)
     arities = np.asarray(arities, dtype=np.int64)
     if values.ndim != 2:
