@@ -752,6 +752,11 @@ class ParentSetScores:
     executor : optional
         Score each level's sets in blocks on this executor's workers (see
         :mod:`twlib.parallel`); the scores are the same as in this process.
+    knowledge : :class:`twlib.knowledge.Knowledge`, optional
+        Only the parent sets it allows are listed (and scored): no forbidden
+        parent, none against the tiers, at most the variable's cap, every
+        required parent.  A set that lacks a required parent is compared with
+        no other, so the pruning rules keep what the constrained optimum needs.
 
     Examples
     --------
@@ -765,7 +770,7 @@ class ParentSetScores:
     """
 
     def __init__(self, data: Dataset, score: str = "bic", ess: float = 1.0,
-                 max_parents: int = 3, prune=True, executor=None):
+                 max_parents: int = 3, prune=True, executor=None, knowledge=None):
         self.kind = _check_score(score, ess)
         if max_parents < 0:
             raise InputError(f"max_parents must be >= 0, got {max_parents}")
@@ -777,6 +782,17 @@ class ParentSetScores:
             rules -= {"size"}            # rests on the BIC penalty
         if score == "ll":
             rules -= {"bound"}
+        self.knowledge = knowledge if knowledge else None
+        self._filter = None
+        if self.knowledge is not None:
+            self.knowledge.validate(data.names)
+            self._filter = self.knowledge.parent_filter(list(data.names))
+            need = max(len(r) for r in self._filter[1])
+            if need > max_parents:
+                raise InputError(f"the knowledge requires {need} parents of one variable, "
+                                 f"more than max_parents={max_parents}")
+            if need:
+                rules -= {"size"}        # the size bound compares with sets that lack them
         self.names = list(data.names)
         self.data = data
         self.score = score
@@ -796,8 +812,33 @@ class ParentSetScores:
                                                       for s in range(limit + 1, requested + 1))
         values_t = data.columns
         found = self._enumerate(values_t, data.arities, rules, executor)
-        self._store([np.concatenate(sets) for sets, _ in found],
-                    [np.concatenate(scores) for _, scores in found])
+        parent_rows = [np.concatenate(sets) for sets, _ in found]
+        scores = [np.concatenate(sc) for _, sc in found]
+        if self._filter is not None:
+            for v, need in enumerate(self._filter[1]):
+                if need:
+                    parent_rows[v], scores[v] = self._with_required(
+                        parent_rows[v], scores[v], need, "subset" in rules)
+        self._store(parent_rows, scores)
+
+    def _with_required(self, rows, scores, need, prune):
+        """A variable's sets that hold its required parents ``need``; with ``prune``,
+        only those that beat every such subset (its sets were scored unpruned)."""
+        sets = [frozenset(int(p) for p in row if p >= 0) for row in rows]
+        need = frozenset(need)
+        legal = {t: sc for t, sc in zip(sets, scores) if need <= t}
+        best_sub, keep = {}, []
+        for t in sorted(legal, key=len):
+            below = max((max(legal[t - {p}], best_sub[t - {p}]) for p in t - need
+                         if t - {p} in legal), default=-np.inf)
+            best_sub[t] = below
+            margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
+            if not prune or legal[t] > below + margin:
+                keep.append(t)
+        padded = np.full((len(keep), self.max_parents), -1, dtype=np.int64)
+        for r, t in enumerate(keep):
+            padded[r, :len(t)] = sorted(t)
+        return padded, np.array([legal[t] for t in keep])
 
     def _store(self, parent_rows, scores) -> None:
         """Keep each variable's sets (rows padded with -1) sorted best first, with masks."""
@@ -851,6 +892,7 @@ class ParentSetScores:
         [(), ('a',), ('a', 'b'), ('b',)]
         """
         self = cls.__new__(cls)
+        self.knowledge, self._filter = None, None
         self.kind = _check_score(score, ess)
         self.names, self.data, self.score, self.ess = list(data.names), data, score, float(ess)
         self.n_rows = data.n_rows
@@ -901,6 +943,10 @@ class ParentSetScores:
         self._store(rows, kept_scores)
         return self
 
+    def _constrained(self) -> np.ndarray:
+        """Which variables have required parents."""
+        return np.array([bool(r) for r in self._filter[1]])
+
     def _enumerate(self, values_t, arities, rules, executor=None):
         """Score candidate sets level by level (by size) for all children at once.
 
@@ -936,6 +982,11 @@ class ParentSetScores:
                     sub = rows[pos]
                     best_sub = np.maximum(best_sub, np.where(hit[:, None], best_prev[sub], -np.inf))
                     valid &= hit[:, None] & alive_prev[sub]
+            if self._filter is not None:
+                allowed, _, caps, constrained = self._filter + (self._constrained(),)
+                if size > 0:
+                    valid &= allowed.T[combos].all(axis=1)
+                valid[:, caps < size] = False
             todo = valid
             if "bound" in rules and size > 0 and self.kind == _KIND["bic"]:
                 q = np.prod(arities[combos], axis=1)
@@ -946,6 +997,8 @@ class ParentSetScores:
                 could = valid & (-(np.outer(q, log_states)) <= best_sub)
                 seen = _observed_configurations(values_t, arities, combos, could.any(axis=1))
                 todo = valid & ~(could & (-(np.outer(seen, log_states)) <= best_sub))
+            if self._filter is not None:
+                todo[:, constrained] = valid[:, constrained]      # scored, pruned later
             parts = [np.asarray(b, dtype=np.int64)
                      for b in blocks(range(m), task_count(executor))]
             scores = np.concatenate(run_tasks(executor, _score_block, shared,
@@ -957,6 +1010,8 @@ class ParentSetScores:
                     1.0, np.abs(np.where(np.isfinite(best_sub), best_sub, 0.0)))
                 with np.errstate(invalid="ignore"):
                     better = todo & (np.where(todo, scores, -np.inf) > best_sub + margin)
+                if self._filter is not None:
+                    better[:, constrained] = todo[:, constrained]
                 self.stats["pruned_subset"] += int((todo & ~better).sum())
                 keep = better
             for c in range(n_vars):
@@ -1101,6 +1156,7 @@ class ParentSetScores:
                 rows.append((rno, s, r[2:]))
             blocks.append((toks[0], rows))
         self = cls.__new__(cls)
+        self.knowledge, self._filter = None, None
         self.names = [b[0] for b in blocks]
         index = {nm: i for i, nm in enumerate(self.names)}
         self.score, self.ess, self.n_rows, self.kind, self.rules = score, float("nan"), 0, -1, ()

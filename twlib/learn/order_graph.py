@@ -32,7 +32,7 @@ from ..bitsets import popcount
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..scores import ParentSetScores
-from .result import LearnResult, fit_to_scores
+from .result import LearnResult, check_knowledge, fit_to_scores
 
 __all__ = ["learn", "dp", "astar", "best_parents", "remaining_cost_table", "optimal_order",
            "order_dp", "order_dp_tables", "best_cost_tables",
@@ -645,6 +645,7 @@ def _astar_path(node_leaf, node_prev, u) -> list:
 
 def _result(problem, parents, score, status, stats, started):
     pss = problem.pss
+    check_knowledge(pss.knowledge, parents)
     stats = dict(stats, score=pss.score, seconds=time.perf_counter() - started)
     return LearnResult(network=fit_to_scores(pss, parents, "order-graph"), score=score,
                        status=status, stats=stats, parents=parents)
@@ -815,7 +816,7 @@ METHODS = ("auto", "dp", "astar")
 
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
           max_parents: int = 3, method: str = "auto", heuristic: str = "pd",
-          max_memory_gb: float = 4.0) -> LearnResult:
+          max_memory_gb: float = 4.0, knowledge=None) -> LearnResult:
     """The optimal network of in-degree at most ``max_parents``, from data.
 
     ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
@@ -824,7 +825,9 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     graph: ``method="dp"`` (every node), ``"astar"`` (with ``heuristic``, a node
     limit from ``max_memory_gb``) or ``"auto"``: DP when its tables fit
     ``max_memory_gb``, A* otherwise.  The tree-width is not bounded: see
-    :func:`twlib.learn.bounded.learn` for that.
+    :func:`twlib.learn.bounded.learn` for that.  ``knowledge``
+    (:class:`twlib.knowledge.Knowledge`) removes the parent sets it forbids
+    before scoring, so the result is the optimum among the networks it allows.
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("iris"), max_parents=2)
@@ -836,7 +839,8 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     data = as_dataset(data)
     if data.n_vars > 64:       # before scoring, which would be long for nothing
         raise InputError(f"the order graph takes at most 64 variables, got {data.n_vars}")
-    pss = ParentSetScores(data, score=score, ess=ess, max_parents=max_parents)
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=max_parents,
+                          knowledge=knowledge)
     if method == "auto":
         method = "dp" if _dp_gib(pss.n_vars) <= max_memory_gb else "astar"
     if method == "dp":

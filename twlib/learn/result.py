@@ -5,10 +5,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, InternalError
 from ..network import BayesianNetwork
 
-__all__ = ["LearnResult", "fit_to_scores", "relative_gap", "check_width_bound"]
+__all__ = ["LearnResult", "fit_to_scores", "relative_gap", "check_width_bound",
+           "check_knowledge"]
 
 
 @dataclass
@@ -82,3 +83,11 @@ def check_width_bound(k) -> None:
     """Raise InputError unless ``k`` is an integer tree-width bound ``>= 1``."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
         raise InputError(f"the tree-width bound must be an integer k >= 1, got k={k!r}")
+
+
+def check_knowledge(knowledge, parents: dict) -> None:
+    """Raise InternalError when a learned structure breaks ``knowledge`` (a bug:
+    every learner that takes knowledge searches only what it allows)."""
+    broken = knowledge.violations(parents) if knowledge else []
+    if broken:
+        raise InternalError("the learned network breaks the knowledge: " + "; ".join(broken))

@@ -1,0 +1,130 @@
+"""Background knowledge: the object, its file form and its checks, and the exact
+learners' constrained optimum against brute force."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib import errors
+from twlib.graphs import find_cycle
+from twlib.knowledge import Knowledge, KnowledgeConflict
+from twlib.learn import order_graph
+from twlib.scores import ParentSetScores, local_score
+
+from .test_information import random_dataset
+
+
+def test_text_form_round_trip_and_line_numbers(tmp_path):
+    path = tmp_path / "k.txt"
+    path.write_text("# what the clinician knows\nrequire Disease -> Age\nforbid Age -> Sick\n"
+                    "tier Age\ntier Disease Sick   # later\nforbid-within-tiers\n"
+                    "no-parents Age\nno-children Sick\nmax-indegree 3\nmax-indegree Sick 1\n")
+    know = Knowledge.from_file(path)
+    assert know.required == [("Disease", "Age")] and know.forbidden == [("Age", "Sick")]
+    assert know.tiers == [["Age"], ["Disease", "Sick"]] and know.forbid_within_tiers
+    assert know.cap("Sick") == 1 and know.cap("Age") == 3
+    assert not know.allows("Disease", "Sick")            # same tier, forbidden within
+    path.write_text("require a -> b\nrequire a b\n")
+    with pytest.raises(errors.FormatError, match=r"k.txt:2: an arc is written"):
+        Knowledge.from_file(path)
+    path.write_text("tier a\nsomething else\n")
+    with pytest.raises(errors.FormatError, match=r"k.txt:2: unknown or incomplete"):
+        Knowledge.from_file(path)
+    path.write_text("max-indegree a two\n")
+    with pytest.raises(errors.FormatError, match=r"k.txt:1"):
+        Knowledge.from_file(path)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Knowledge(required=["a -> a"]), "to itself"),
+    (lambda: Knowledge(required=["a -> b"], forbidden=[("a", "b")]), "both required and"),
+    (lambda: Knowledge(required=["b -> a"], tiers=[["a"], ["b"]]), "from tier 2 to tier 1"),
+    (lambda: Knowledge(required=["a -> b", "b -> c", "c -> a"]), "form a cycle"),
+    (lambda: Knowledge(required=["a -> b"], no_parents=["b"]), "no parents"),
+    (lambda: Knowledge(required=["a -> c", "b -> c"], max_indegree={"c": 1}), "cap of 1"),
+    (lambda: Knowledge(tiers=[["a"], ["a", "b"]]), "tier 1 and in tier 2"),
+    (lambda: Knowledge(required=["a -> zz"]), "not in the data"),
+])
+def test_contradictions_are_named_before_any_search(make, message):
+    with pytest.raises(errors.InputError, match=message):
+        make().validate(["a", "b", "c", "d"])
+
+
+def test_required_arcs_past_the_width_bound_are_refused():
+    clique = [f"{u} -> {v}" for u, v in itertools.combinations("abcd", 2)]
+    with pytest.raises(KnowledgeConflict, match="tree-width 3"):
+        Knowledge(required=clique).validate(list("abcd"), k=2)
+    Knowledge(required=clique).validate(list("abcd"), k=3)
+
+
+def test_pgmpy_expert_knowledge_is_read():
+    pgmpy = pytest.importorskip("pgmpy.estimators")
+    expert = pgmpy.ExpertKnowledge(forbidden_edges=[("b", "a")], required_edges=[("a", "c")],
+                                   temporal_order=[["a"], ["b", "c"]])
+    know = Knowledge.from_pgmpy(expert)
+    assert know.required == [("a", "c")] and ("b", "a") in know.forbidden
+    assert know.tiers == [["a"], ["b", "c"]]
+
+
+def _brute_force(data, know, max_parents, score):
+    """The best DAG of in-degree <= max_parents that ``know`` allows, by enumeration."""
+    names = list(data.names)
+    options = []
+    for v in names:
+        others = [u for u in names if u != v]
+        sets = [ps for size in range(max_parents + 1) for ps in itertools.combinations(others, size)]
+        options.append([(ps, local_score(data, v, ps, score)) for ps in sets])
+    best = -np.inf
+    for choice in itertools.product(*options):
+        parents = {v: list(ps) for v, (ps, _) in zip(names, choice)}
+        if know.violations(parents) or find_cycle(parents) is not None:
+            continue
+        best = max(best, sum(sc for _, sc in choice))
+    return best
+
+
+@st.composite
+def knowledge_on(draw, names):
+    arcs = [(u, v) for u in names for v in names if u != v]
+    required = draw(st.lists(st.sampled_from(arcs), max_size=2, unique=True))
+    forbidden = draw(st.lists(st.sampled_from(arcs), max_size=4, unique=True))
+    forbidden = [a for a in forbidden if a not in required]
+    tiers = []
+    if draw(st.booleans()):
+        cut = draw(st.integers(1, len(names) - 1))
+        shuffled = draw(st.permutations(names))
+        tiers = [list(shuffled[:cut]), list(shuffled[cut:])]
+    caps = draw(st.one_of(st.none(), st.integers(1, 2)))
+    return Knowledge(required=required, forbidden=forbidden, tiers=tiers,
+                     forbid_within_tiers=draw(st.booleans()), max_indegree=caps)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 10_000), score=st.sampled_from(["bic", "bdeu"]))
+def test_order_graph_finds_the_constrained_optimum(data, seed, score):
+    ds = random_dataset(seed, n_vars=4, n_rows=120)
+    know = data.draw(knowledge_on(list(ds.names)))
+    try:
+        know.validate(ds.names)
+    except KnowledgeConflict:
+        return                                           # contradictions are tested above
+    expected = _brute_force(ds, know, 2, score)
+    for prune in (True, False):
+        pss = ParentSetScores(ds, score=score, max_parents=2, prune=prune, knowledge=know)
+        for search in (order_graph.dp, order_graph.astar):
+            res = search(pss)
+            assert res.score == pytest.approx(expected, rel=1e-9, abs=1e-9)
+            assert know.violations({v: list(ps) for v, ps in res.parents.items()}) == []
+
+
+def test_knowledge_prunes_before_scoring(alarm_5000):
+    free = ParentSetScores(alarm_5000, max_parents=2)
+    know = Knowledge(tiers=[alarm_5000.names[:18], alarm_5000.names[18:]],
+                     forbid_within_tiers=True)
+    tied = ParentSetScores(alarm_5000, max_parents=2, knowledge=know)
+    assert tied.stats["scored"] < free.stats["scored"] / 2
+    with pytest.raises(errors.InputError, match="more than max_parents"):
+        ParentSetScores(alarm_5000, max_parents=1,
+                        knowledge=Knowledge(required=["HR -> CO", "STROKEVOLUME -> CO"]))
