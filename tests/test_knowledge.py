@@ -41,6 +41,8 @@ def test_text_form_round_trip_and_line_numbers(tmp_path):
     (lambda: Knowledge(required=["a -> a"]), "to itself"),
     (lambda: Knowledge(required=["a -> b"], forbidden=[("a", "b")]), "both required and"),
     (lambda: Knowledge(required=["b -> a"], tiers=[["a"], ["b"]]), "from tier 2 to tier 1"),
+    (lambda: Knowledge(required=["b -> a"], tiers=[["a", "b"]], forbid_within_tiers=True),
+     "inside tier 1"),
     (lambda: Knowledge(required=["a -> b", "b -> c", "c -> a"]), "form a cycle"),
     (lambda: Knowledge(required=["a -> b"], no_parents=["b"]), "no parents"),
     (lambda: Knowledge(required=["a -> c", "b -> c"], max_indegree={"c": 1}), "cap of 1"),
@@ -128,3 +130,81 @@ def test_knowledge_prunes_before_scoring(alarm_5000):
     with pytest.raises(errors.InputError, match="more than max_parents"):
         ParentSetScores(alarm_5000, max_parents=1,
                         knowledge=Knowledge(required=["HR -> CO", "STROKEVOLUME -> CO"]))
+
+
+def _brute_force_width(data, know, max_parents, score, k):
+    """As :func:`_brute_force`, among the DAGs whose moral graph has tree-width <= k."""
+    from twlib.graphs import moral_graph, treewidth_exact
+
+    names = list(data.names)
+    options = []
+    for v in names:
+        others = [u for u in names if u != v]
+        sets = [ps for size in range(max_parents + 1) for ps in itertools.combinations(others, size)]
+        options.append([(ps, local_score(data, v, ps, score)) for ps in sets])
+    best = -np.inf
+    for choice in itertools.product(*options):
+        total = sum(sc for _, sc in choice)
+        if total <= best:
+            continue
+        parents = {v: list(ps) for v, (ps, _) in zip(names, choice)}
+        if know.violations(parents) or find_cycle(parents) is not None:
+            continue
+        moral = moral_graph(parents)
+        moral.add_nodes_from(names)
+        if treewidth_exact(moral)[0] <= k:
+            best = total
+    return best
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 10_000))
+def test_ilp_and_exact_width_prove_the_constrained_optimum(data, seed):
+    from twlib.learn import exact_width, greedy, ilp
+
+    ds = random_dataset(seed, n_vars=4, n_rows=150)
+    know = data.draw(knowledge_on(list(ds.names)))
+    try:
+        know.validate(ds.names, k=1)
+    except KnowledgeConflict:
+        return
+    unbounded = _brute_force(ds, know, 2, "bic")
+    res = ilp.learn(ds, max_parents=2, knowledge=know, time_limit=30)
+    assert res.status == "optimal" and res.score == pytest.approx(unbounded, abs=1e-6)
+    tree = _brute_force_width(ds, know, 1, "bic", 1)
+    for res in (ilp.learn(ds, k=1, knowledge=know, time_limit=30),
+                exact_width.learn(ds, 1, knowledge=know, time_limit=30)):
+        assert res.status == "optimal" and res.score == pytest.approx(tree, abs=1e-6)
+        assert know.violations(res.parents) == [] and res.width <= 1
+    res = greedy.learn(ds, max_parents=2, restarts=3, random_state=0, knowledge=know)
+    assert know.violations(res.parents) == [] and res.score <= unbounded + 1e-6
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounded_learn_never_breaks_the_knowledge(seed, alarm_5000):
+    from twlib.graphs import topological_order
+    from twlib.learn import bounded
+
+    rng = np.random.default_rng(seed)
+    truth = datasets_alarm_parents()
+    arcs = [(p, v) for v, ps in truth.items() for p in ps]
+    order = topological_order(truth)
+    cut = sorted(rng.choice(np.arange(5, 32), 2, replace=False))
+    tiers = [order[:cut[0]], order[cut[0]:cut[1]], order[cut[1]:]]
+    tier = {v: t for t, members in enumerate(tiers) for v in members}
+    required = [arcs[i] for i in rng.choice(len(arcs), 4, replace=False)]
+    if seed % 2:                                   # no arc within a tier: none required there
+        required = [(p, v) for p, v in required if tier[p] != tier[v]]
+    names = list(alarm_5000.names)
+    forbidden = [(names[a], names[b]) for a, b in rng.integers(0, len(names), (40, 2))
+                 if a != b and (names[a], names[b]) not in required]
+    know = Knowledge(required=required, forbidden=forbidden, tiers=tiers,
+                     forbid_within_tiers=bool(seed % 2), max_indegree=2)
+    res = bounded.learn(alarm_5000, 3, time_limit=3, random_state=seed, knowledge=know)
+    assert know.violations(res.parents) == [] and res.width <= 3
+
+
+def datasets_alarm_parents():
+    from twlib.datasets import load_network
+
+    return load_network("alarm").parent_map()

@@ -213,6 +213,10 @@ class Knowledge:
                 raise KnowledgeConflict(f"{p} -> {c} is required but {c} may have no parents")
             if p in self.no_children:
                 raise KnowledgeConflict(f"{p} -> {c} is required but {p} may have no children")
+            if not self.allows(p, c) and self._tier[p] == self._tier[c]:
+                raise KnowledgeConflict(f"{p} -> {c} is required but lies inside tier "
+                                        f"{self._tier[p] + 1}, and arcs within tiers are "
+                                        "forbidden")
             if not self.allows(p, c):
                 raise KnowledgeConflict(f"{p} -> {c} is required but goes from tier "
                                         f"{self._tier[p] + 1} to tier {self._tier[c] + 1}")

@@ -45,7 +45,7 @@ from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_e
                       moral_graph, treewidth_at_most, treewidth_exact, width_obstruction)
 from ..scores import ParentSetScores
 from .order_graph import best_cost_tables, chosen_for_order, optimal_order, orders_without_pairs
-from .result import LearnResult, check_width_bound, fit_to_scores, relative_gap
+from .result import LearnResult, check_knowledge, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "MAX_VARS"]
 
@@ -210,7 +210,13 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                              "(twlib.learn.ilp.learn(k=...) goes further)")
     with clock.interruptible():
         search = _Search(pss)
-        best_score, best_masks = _start(pss, k, start or {})
+        know = pss.knowledge
+        if not start:
+            start = {} if know is None else {v: know.required_parents(v) for v in pss.names}
+        elif know is not None and know.violations(start):
+            raise InputError("the start breaks the knowledge: "
+                             + "; ".join(know.violations(start)))
+        best_score, best_masks = _start(pss, k, start)
         history = []
 
         def note(bound):
@@ -287,6 +293,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                    for v, ps in _parent_map(best_masks, n).items()}
         if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
             raise InternalError("the search returned a cyclic graph")
+        check_knowledge(pss.knowledge, parents)
         stats = {"seconds": clock.now() - started, "nodes": search.evaluated,
                  "expanded": expanded, "open": len(heap),
                  "obstruction_edges": (min(sizes), max(sizes)) if sizes else None,
@@ -329,7 +336,7 @@ def _start(pss, k, start: dict):
 
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           time_limit: float = 60.0, start="auto", gap_limit: float = 0.0,
-          executor=None) -> LearnResult:
+          executor=None, knowledge=None) -> LearnResult:
     """The optimal network of tree-width ``<= k`` from data (at most 24 variables).
 
     Scores every candidate set of at most ``k`` parents
@@ -338,6 +345,8 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     :func:`twlib.learn.bounded.learn` (a quarter of the time, at most 60 s:
     :func:`~twlib.learn.bounded.first_incumbent`);
     ``None`` starts from the empty network; a dict gives the start.
+    ``knowledge`` (:class:`twlib.knowledge.Knowledge`) filters the parent sets
+    before scoring: the proof is then of the optimum among the networks it allows.
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("iris"), k=1, score="bdeu")
@@ -353,14 +362,17 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
                              f"{data.n_vars} (twlib.learn.ilp.learn(k=...) goes further)")
     with clock.interruptible():
         started = clock.now()
+        if knowledge:
+            knowledge.validate(data.names, k)
         pss = ParentSetScores(data, score=score, ess=ess, max_parents=min(k, data.n_vars - 1),
-                              executor=executor)
+                              executor=executor, knowledge=knowledge)
         scoring = clock.now() - started
         if isinstance(start, str):
             if start != "auto":
                 raise InputError(f"start must be 'auto', None or a dict of parents, got {start!r}")
             from . import bounded
-            start = bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit)
+            start = bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit,
+                                            knowledge=knowledge)
         left = max(time_limit - (clock.now() - started), 1.0)
         res = solve(pss, k, time_limit=left, start=start, gap_limit=gap_limit)
         res.stats["scoring_seconds"] = scoring

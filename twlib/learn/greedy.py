@@ -20,6 +20,7 @@ is drawn up front from its own seed.
 """
 from __future__ import annotations
 
+import heapq
 import math
 import time
 
@@ -32,7 +33,7 @@ from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import topological_order
 from ..scores import ParentSetScores, local_score
-from .result import LearnResult, fit_to_scores
+from .result import LearnResult, check_knowledge, fit_to_scores
 
 __all__ = ["learn", "order_search", "initial_orders", "order_network", "best_parent_graph",
            "fas_weights", "min_cost_fas", "hill_climb", "swap_climb", "INITS"]
@@ -342,6 +343,31 @@ def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
 
 
 # ---------------------------------------------------------------------- search
+def respecting(order, required) -> list:
+    """``order`` with as few moves as a greedy topological sort makes so that each
+    variable ``v`` comes after its ``required[v]`` parents (indices).
+
+    >>> respecting([2, 0, 1], [(), (2,), (1,)])
+    [0, 1, 2]
+    """
+    position = {int(v): i for i, v in enumerate(order)}
+    waiting = {v: set(required[v]) for v in position}
+    children = {v: [c for c in position if v in waiting[c]] for v in position}
+    ready = [(position[v], v) for v in position if not waiting[v]]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, v = heapq.heappop(ready)
+        out.append(v)
+        for c in children[v]:
+            waiting[c].discard(v)
+            if not waiting[c]:
+                heapq.heappush(ready, (position[c], c))
+    if len(out) != len(position):
+        raise InputError("the required arcs form a cycle")
+    return out
+
+
 def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
                  max_swaps: int = 100, strategy: str = "best", random_state=None,
                  allowed=None) -> LearnResult:
@@ -383,6 +409,11 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
     else:
         orders = np.array([_as_indices(pss, o) for o in np.atleast_2d(init)], dtype=np.int64)
         restarts = orders.shape[0]
+    required = [] if pss.knowledge is None else pss.knowledge.parent_filter(pss.names)[1]
+    if any(required):
+        # each order moved the least so every required parent comes before its child
+        # (else that child has no set to take); swaps that break it cost infinity
+        orders = np.array([respecting(o, required) for o in orders], dtype=np.int64)
     masks, costs, offsets = _flat(pss, allowed)
     initial = np.array([-_order_locals(o, masks, costs, offsets).sum() for o in orders])
     final_orders = orders.copy()
@@ -393,6 +424,7 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
     score, parents = order_network(pss, final_orders[best], allowed)
     if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
         raise InternalError("incremental score differs from the order's network score")
+    check_knowledge(pss.knowledge, parents)
     network = fit_to_scores(pss, parents, "order-search")
     stats = {"score": pss.score, "seconds": time.perf_counter() - started,
              "init": init if isinstance(init, str) else "given", "restarts": restarts,
@@ -405,14 +437,15 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
 
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
           max_parents: int = 3, init: str = "fas", restarts: int = 100, max_swaps: int = 100,
-          strategy: str = "best", random_state=None) -> LearnResult:
+          strategy: str = "best", random_state=None, knowledge=None) -> LearnResult:
     """Order-based greedy search from data (Perez Urcia & Maua 2015).
 
     ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
     :func:`twlib.data.as_dataset`).  Scores the candidate parent sets of
     in-degree at most ``max_parents`` (:class:`~twlib.scores.ParentSetScores`),
     then runs :func:`order_search` with the other options.  The tree-width is
-    not bounded: see :func:`twlib.learn.bounded.learn` for that.
+    not bounded: see :func:`twlib.learn.bounded.learn` for that.  ``knowledge``
+    (:class:`twlib.knowledge.Knowledge`) filters the parent sets before scoring.
 
     >>> from twlib.datasets import load_sklearn
     >>> res = learn(load_sklearn("wine"), max_parents=2, restarts=5, random_state=0)
@@ -421,7 +454,8 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     """
     if init not in INITS:
         raise InputError(f"init must be one of {INITS}, got {init!r}")
-    pss = ParentSetScores(as_dataset(data), score=score, ess=ess, max_parents=max_parents)
+    pss = ParentSetScores(as_dataset(data), score=score, ess=ess, max_parents=max_parents,
+                          knowledge=knowledge)
     return order_search(pss, init, restarts=restarts, max_swaps=max_swaps, strategy=strategy,
                         random_state=random_state)
 

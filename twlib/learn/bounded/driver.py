@@ -13,7 +13,7 @@ from ...graphs import elimination_width, moral_graph, treewidth_exact
 from ...network import BayesianNetwork
 from ...parallel import worker_count
 from ...scores import FamilyScorer, ParentSetScores
-from ..result import LearnResult, relative_gap
+from ..result import LearnResult, check_knowledge, relative_gap
 from .bounds import upper_bound
 from ..relaxation import lp_bound, scoring_seconds
 from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
@@ -50,7 +50,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
           max_iter: int | None = None, perturbation: float = 0.25, window: int = 12,
           random_state=None, progress: bool = False, executor=None,
           restarts_per_round: int | None = None, start: dict | None = None,
-          initial: str = "auto", bound: str = "auto") -> LearnResult:
+          initial: str = "auto", bound: str = "auto", knowledge=None) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k``: the library's best learner.
 
     Parameters
@@ -119,6 +119,13 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         of ``time_limit`` (:func:`~twlib.learn.relaxation.scoring_seconds`), else
         ``"data-free"``, the bound of :func:`upper_bound` (BIC and LL only).
         ``stats["bound"]`` names the one used.
+    knowledge : :class:`twlib.knowledge.Knowledge`, optional
+        Required and forbidden arcs, tiers, roots, leaves and in-degree caps:
+        checked against the data and ``k`` first, then the start holds the
+        required arcs, no move adds a disallowed arc or removes a required one,
+        the exact start, the windows and the LP bound take only the parent
+        sets it allows, and the result is checked against it.  Not with the
+        k-tree starts (``initial`` ``"k-greedy"``, ``"k-max"``, ``"race"``).
 
     Returns
     -------
@@ -155,17 +162,24 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
         raise InputError(f"bound must be one of {BOUNDS}, got {bound!r}")
     if not (isinstance(window, (int, np.integer)) and 0 <= window <= 20):
         raise InputError(f"window must be an integer from 0 (off) to 20, got {window!r}")
+    if knowledge:
+        knowledge.validate(data.names, k)
+        if initial in ("k-greedy", "k-max", "race"):
+            raise InputError(f"initial={initial!r} grows k-trees that ignore background "
+                             "knowledge; use initial='auto' or 'empty' with knowledge=")
+    else:
+        knowledge = None
     batch = worker_count(executor) if restarts_per_round is None else restarts_per_round
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
         raise InputError(f"restarts_per_round must be an integer >= 1 or None, got {batch!r}")
     with clock.interruptible():
         return _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter,
                       perturbation, window, random_state, progress, executor, batch, start,
-                      initial, bound)
+                      initial, bound, knowledge)
 
 
 def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, perturbation,
-           window, random_state, progress, executor, batch, start, initial, bound):
+           window, random_state, progress, executor, batch, start, initial, bound, knowledge):
     compiled = clock.compile_seconds()
     log = RunLog(time_limit)
     rng = np.random.default_rng(random_state)
@@ -176,15 +190,24 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     #    (with "race", k-MAX and the empty graph both), or the empty graph.
     exact = None
     raced = start is None and initial == "race"      # start is rebound below
+    constraints = None if knowledge is None else knowledge.parent_filter(list(data.names))
+    fixed = None if constraints is None else SearchState.fixed_arcs(constraints)
     if start is None and initial == "auto":
-        exact = exact_start(data, k, score, ess, log.deadline)
+        exact = exact_start(data, k, score, ess, log.deadline, knowledge)
     upper = exact[1] if exact else None
     bound_kind = "exact start" if exact else None
+    if start is None and knowledge is not None and knowledge.required and not exact:
+        start = {c: [p for p, child in knowledge.required if child == c]
+                 for _, c in knowledge.required}
     if start is not None:
+        broken = [] if knowledge is None else knowledge.violations(
+            {v: list(ps) for v, ps in start.items()})
+        if broken:
+            raise InputError("the start breaks the knowledge: " + "; ".join(broken))
         start, order = given_start(data, start, k)
     elif exact:
         log.note("exact optimum, in-degree <= k", exact[1])
-        start, order = prune_to_width(exact[0], k, scorer)
+        start, order = prune_to_width(exact[0], k, scorer, fixed)
     elif initial in ("k-greedy", "k-max", "race"):
         seconds = min(GREEDY_SHARE * time_limit, log.deadline - clock.now())
         method = "k-greedy" if initial == "k-greedy" else "k-max"
@@ -195,7 +218,8 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     log.phase_ends("start")
     # 2. Every variable's row of single-parent gains, scored (on the executor).
     checks = no_checks()
-    state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor)
+    state = SearchState(scorer, k, [start[v] for v in range(n)], order, checks, executor,
+                        constraints)
     empty = state.derive([()] * n, np.arange(n)) if raced else None   # the race's rival
     log.phase_ends("candidate rows")
     # 3. The first climb (after the race of starts, with initial="race"), run to its
@@ -222,7 +246,8 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     if upper is None and not clock.interrupted() and (
             bound == "lp" or bound == "auto" and scoring_seconds(n, data.n_rows, k) <= share):
         scoring = clock.now()
-        pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor)
+        pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor,
+                              knowledge=knowledge)
         scoring = clock.now() - scoring
         lp = lp_bound(pss, time_limit=share if bound == "lp" else max(share - scoring, 0.5))
         upper, bound_kind = lp["bound"], "lp"
@@ -233,13 +258,13 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     best, status, runs = iterated_local_search(
         state, log, rng, bound=upper, max_iter=max_iter, batch=batch,
         perturbation=perturbation, window=window, executor=executor,
-        shared=(data, score, ess, k), tally=tally, checks=checks, bar=bar)
+        shared=(data, score, ess, k, constraints), tally=tally, checks=checks, bar=bar)
     if bar is not None:
         bar.close()
     log.phase_ends("search")
     if clock.interrupted():
         status = "interrupted"
-    return _result(data, best, k, score, parameter_ess, upper, status, log.started,
+    return _result(data, best, k, score, parameter_ess, upper, status, log.started, knowledge,
                    {"runs": runs, "history": log.history, **tally, "phases": log.phases,
                     "compile_seconds": clock.compile_seconds() - compiled,
                     "first_climb_overran": overran,
@@ -248,7 +273,7 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
 
 
 def first_incumbent(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic",
-                    ess: float = 1.0, time_limit: float = 60.0) -> dict:
+                    ess: float = 1.0, time_limit: float = 60.0, knowledge=None) -> dict:
     """:func:`learn`'s network as the first incumbent of an exact learner that has
     ``time_limit`` seconds: it gets a quarter of them, at most 60 s, seed 0 and
     the data-free bound (the exact learner proves its own).  The exact searches
@@ -261,7 +286,7 @@ def first_incumbent(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic",
     True
     """
     return learn(data, k, score=score, ess=ess, time_limit=min(60.0, 0.25 * time_limit),
-                 random_state=0, bound="data-free").parents
+                 random_state=0, bound="data-free", knowledge=knowledge).parents
 
 
 def _progress_bar(progress, total):
@@ -272,10 +297,11 @@ def _progress_bar(progress, total):
                 bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
 
 
-def _result(data, best, k, score, parameter_ess, bound, status, started, stats):
+def _result(data, best, k, score, parameter_ess, bound, status, started, knowledge, stats):
     parents_idx, order, value = best
     names = list(data.names)
     parents = {names[v]: [names[p] for p in ps] for v, ps in enumerate(parents_idx)}
+    check_knowledge(knowledge, parents)
     moral = moral_graph(parents)
     moral.add_nodes_from(names)
     order_names = [names[int(v)] for v in order]

@@ -136,7 +136,8 @@ def _polish(state, size, rng, deadline, tally):
         if clock.expired(deadline):
             break
         parents, order, _ = state.snapshot()
-        new, gain = improve_window(parents, order, state.k, state.scorer, size, rng)
+        new, gain = improve_window(parents, order, state.k, state.scorer, size, rng,
+                                   constraints=state.constraints)
         tally["windows"] += 1
         if gain > 0:
             tally["windows_improved"] += 1
@@ -146,9 +147,11 @@ def _polish(state, size, rng, deadline, tally):
     return state
 
 
-def _perturbed(parents, share, rng):
-    """Parent lists with a random share of the arcs removed."""
-    arcs = [(v, u) for v, ps in enumerate(parents) for u in ps]
+def _perturbed(parents, share, rng, fixed=None):
+    """Parent lists with a random share of the arcs removed (never one ``fixed[v, u]``
+    marks as required)."""
+    arcs = [(v, u) for v, ps in enumerate(parents) for u in ps
+            if fixed is None or not fixed[v, u]]
     drop = set()
     if arcs:
         m = max(1, int(round(share * len(arcs))))
@@ -165,7 +168,7 @@ def _restart(base, parents, order, seed, seconds, perturbation, window):
     deadline = clock.now() + seconds
     rng = np.random.default_rng(seed)
     tally, checks = no_tally(), no_checks()
-    state = base.derive(_perturbed(parents, perturbation, rng), order, checks)
+    state = base.derive(_perturbed(parents, perturbation, rng, base.fixed), order, checks)
     return climb_and_polish(state, rng, deadline, window, tally), tally, checks
 
 
@@ -177,12 +180,13 @@ _WORKER_STATE: dict = {}
 
 def _restart_task(shared, parents, order, seed, seconds):
     """:func:`_restart` on an executor's worker; returns the snapshot, not the state."""
-    token, data, score, ess, k, perturbation, window = shared
+    token, data, score, ess, k, constraints, perturbation, window = shared
     base = _WORKER_STATE.get(token)
     if base is None:
         _WORKER_STATE.clear()
         base = _WORKER_STATE[token] = SearchState(FamilyScorer(data, score=score, ess=ess), k,
-                                                  parents, order, no_checks())
+                                                  parents, order, no_checks(),
+                                                  constraints=constraints)
     state, tally, checks = _restart(base, parents, order, seed, seconds, perturbation, window)
     return state.snapshot(), tally, checks
 

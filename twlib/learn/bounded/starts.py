@@ -23,22 +23,25 @@ DP_MAX_VARS = 20
 _DP_MAX_FAMILIES = 300_000
 
 
-def exact_start(data, k, score, ess, deadline):
-    """The order-graph optimum over in-degree <= k, when the problem is small enough."""
+def exact_start(data, k, score, ess, deadline, knowledge=None):
+    """The order-graph optimum over in-degree <= k (among the networks ``knowledge``
+    allows), when the problem is small enough."""
     n = data.n_vars
     families = n * sum(math.comb(n - 1, j) for j in range(min(k, n - 1) + 1))
     if n > DP_MAX_VARS or families > _DP_MAX_FAMILIES or clock.expired(deadline):
         return None
-    pss = ParentSetScores(data, score=score, ess=ess, max_parents=k)
+    pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, knowledge=knowledge)
     res = order_graph.dp(pss)
     index = {name: i for i, name in enumerate(data.names)}
     parents = {index[v]: tuple(sorted(index[p] for p in ps)) for v, ps in res.parents.items()}
     return parents, res.score
 
 
-def prune_to_width(parents, k, scorer):
+def prune_to_width(parents, k, scorer, fixed=None):
     """Drop the arcs that cost least, one at a time, until the moral graph has width <= k
-    (exact tree-width, the problem being small), and an order of that width."""
+    (exact tree-width, the problem being small), and an order of that width; never
+    an arc ``fixed[v, u]`` marks as required (those alone fit k: the knowledge was
+    checked)."""
     n = len(parents)
     names = list(range(n))
     parents = {v: list(ps) for v, ps in parents.items()}
@@ -51,7 +54,7 @@ def prune_to_width(parents, k, scorer):
         if width <= k:
             return {v: tuple(sorted(ps)) for v, ps in parents.items()}, order
         loss = [(scorer(v, ps) - scorer(v, [p for p in ps if p != u]), v, u)
-                for v, ps in parents.items() for u in ps]
+                for v, ps in parents.items() for u in ps if fixed is None or not fixed[v, u]]
         _, v, u = min(loss)
         parents[v].remove(u)
 

@@ -32,8 +32,10 @@ ROUND_SHARE = 0.5
 class SearchState:
     """A DAG with in-degree <= k, its local scores, the move gains and a width certificate."""
 
-    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks, executor=None):
+    def __init__(self, scorer: FamilyScorer, k: int, parents, order, checks, executor=None,
+                 constraints=None):
         self.scorer, self.k = scorer, k
+        self._constrain(constraints)
         n = scorer.data.n_vars
         self.n, self.n_words = n, (n + 63) // 64
         self.pa = np.full((n, k), -1, dtype=np.int64)
@@ -57,6 +59,8 @@ class SearchState:
         it counts its width checks in ``checks`` (default: this state's counts)."""
         new = object.__new__(SearchState)
         new.scorer, new.k, new.n, new.n_words = self.scorer, self.k, self.n, self.n_words
+        new.constraints, new.allowed, new.caps, new.fixed = (
+            self.constraints, self.allowed, self.caps, self.fixed)
         new.pa, new.local, new.sets = self.pa.copy(), self.local.copy(), list(self.sets)
         new.add, new.rem = self.add.copy(), self.rem.copy()
         new.blocked, new.order_refused = dict(self.blocked), set()
@@ -69,6 +73,26 @@ class SearchState:
         new._make_scratch()
         new._certify(order)
         return new
+
+    @staticmethod
+    def fixed_arcs(constraints) -> np.ndarray:
+        """``fixed[v, u]``: whether ``u -> v`` is a required arc."""
+        allowed, required, _ = constraints
+        fixed = np.zeros_like(allowed)
+        for v, ps in enumerate(required):
+            fixed[v, list(ps)] = True
+        return fixed
+
+    def _constrain(self, constraints):
+        """Background knowledge as :meth:`twlib.knowledge.Knowledge.parent_filter`
+        gives it (``allowed[v, u]``, required parents, caps), or None: moves that
+        add a disallowed arc, pass a cap, or remove or reverse a required arc are
+        never offered."""
+        self.constraints = constraints
+        self.allowed = self.caps = self.fixed = None
+        if constraints is not None:
+            self.allowed, _, self.caps = constraints
+            self.fixed = self.fixed_arcs(constraints)
 
     def _make_scratch(self):
         """Work space of :func:`close_fill`, one per state (states may live in threads)."""
@@ -102,9 +126,11 @@ class SearchState:
         self.local[v] = s
         self.add[v] = -np.inf
         self.rem[v] = -np.inf
-        if len(ps) < self.k:
+        if len(ps) < self.k and (self.caps is None or len(ps) < self.caps[v]):
             row = self.scorer.growth_row(v, ps)
             self.add[v] = np.where(np.isnan(row), -np.inf, row - s)
+            if self.allowed is not None:
+                self.add[v, ~self.allowed[v]] = -np.inf
         for u in ps:
             self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
@@ -169,10 +195,11 @@ class SearchState:
         sorted: from the empty graph on thousands of variables almost every
         arc gains."""
         found = []
-        for table, kind in ((self.add, 0), (self.rem, 1)):
+        removable = self.rem if self.fixed is None else np.where(self.fixed, -np.inf, self.rem)
+        for table, kind in ((self.add, 0), (removable, 1)):
             vs, us = np.nonzero(table > EPS)
             found.append((table[vs, us], np.full(vs.size, kind), us, vs))
-        vs, us = np.nonzero(self.rem > -np.inf)         # existing arcs u -> v
+        vs, us = np.nonzero(removable > -np.inf)        # existing arcs u -> v, not required
         gains = self.rem[vs, us] + self.add[us, vs]
         keep = gains > EPS
         found.append((gains[keep], np.full(int(keep.sum()), 2), us[keep], vs[keep]))

@@ -35,7 +35,13 @@ def _window_candidates(v, nbrs, k, scorer, cap):
     return found
 
 
-def improve_window(parents, order, k, scorer, size, rng, cap=4000):
+def _allowed(v, ps, constraints) -> bool:
+    allowed, required, caps = constraints
+    return (len(ps) <= caps[v] and all(allowed[v, u] for u in ps)
+            and set(required[v]) <= set(ps))
+
+
+def improve_window(parents, order, k, scorer, size, rng, cap=4000, constraints=None):
     """Re-optimise the families of a window of variables exactly, the rest fixed.
 
     The window is a random connected set of ``size`` vertices of the chordal graph
@@ -45,7 +51,9 @@ def improve_window(parents, order, k, scorer, size, rng, cap=4000):
     outside the window that descends from window variables (through outside
     vertices only) requires those variables earlier, which keeps the DAG
     acyclic.  The order-graph DP over the window then finds the best choice.
-    Returns the new parent list and the gain (>= 0).
+    ``constraints`` (see :class:`~twlib.learn.bounded.state.SearchState`) drops
+    the sets background knowledge forbids.  Returns the new parent list and the
+    gain (>= 0).
     """
     n = len(parents)
     pa = parent_rows(parents, k)
@@ -76,6 +84,8 @@ def improve_window(parents, order, k, scorer, size, rng, cap=4000):
     for v in window:
         rows = []
         for ps, sc in _window_candidates(v, nbrs, k, scorer, cap):
+            if constraints is not None and not _allowed(v, ps, constraints):
+                continue
             need = 0
             for u in ps:
                 need |= (1 << bit[u]) if u in bit else int(below[u])
