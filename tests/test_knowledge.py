@@ -208,3 +208,43 @@ def datasets_alarm_parents():
     from twlib.datasets import load_network
 
     return load_network("alarm").parent_map()
+
+
+def test_estimator_cli_and_structural_em_take_the_knowledge(tmp_path, capsys, alarm):
+    import pandas as pd
+
+    from twlib import BoundedTreewidthNetwork
+    from twlib.cli import main
+    from twlib.data import IncompleteDataset
+    from twlib.learn import em
+
+    data = alarm.sample(1500, random_state=11)
+    know = Knowledge(required=["HR -> CO", "LVFAILURE -> HISTORY"],
+                     forbidden=["CO -> BP", "STROKEVOLUME -> CO"],
+                     tiers=[["HYPOVOLEMIA", "LVFAILURE"], ["LVEDVOLUME", "STROKEVOLUME"]])
+    model = BoundedTreewidthNetwork(k=2, time_limit=3, random_state=0, knowledge=know)
+    model.fit(data.to_pandas())
+    assert know.violations(model.network_.parent_map()) == [] and model.width_ <= 2
+    with pytest.raises(errors.InputError, match="does not take background knowledge"):
+        BoundedTreewidthNetwork(k=1, method="chow_liu", knowledge=know).fit(data.to_pandas())
+    holes = data.values.astype(np.int64)
+    holes[np.random.default_rng(0).random(holes.shape) < 0.1] = -1
+    res = em.structural_em(IncompleteDataset(holes, data.names, data.states), 2, time_limit=8,
+                           max_rounds=2, random_state=0, knowledge=know)
+    assert know.violations(res.parents) == [] and res.width <= 2
+    csv, tiers, out = tmp_path / "a.csv", tmp_path / "tiers.txt", tmp_path / "o.bif"
+    data.to_pandas().to_csv(csv, index=False)
+    tiers.write_text("HYPOVOLEMIA, LVFAILURE\nLVEDVOLUME STROKEVOLUME   # later\n")
+    assert main(["learn", str(csv), "-k", "2", "--time-limit", "2", "--seed", "0",
+                 "--require", "HR->CO", "--forbid", "CO->BP", "--tiers", str(tiers),
+                 "--out", str(out)]) == 0
+    from twlib.io import bif
+    cli_know = Knowledge(required=["HR -> CO"], forbidden=["CO -> BP"],
+                         tiers=[["HYPOVOLEMIA", "LVFAILURE"], ["LVEDVOLUME", "STROKEVOLUME"]])
+    assert cli_know.violations(bif.read(out).parent_map()) == []
+    capsys.readouterr()
+    assert main(["learn", str(csv), "-k", "2", "--out", str(out), "--require", "HR->CO",
+                 "--forbid", "HR->CO"]) == 2
+    assert "both required and forbidden" in capsys.readouterr().err
+    assert main(["learn", str(csv), "-k", "2", "--out", str(out), "--require", "HR->NOPE"]) == 2
+    assert "not in the data" in capsys.readouterr().err

@@ -8,7 +8,9 @@
         --scheduler runs the parallel parts on a Dask cluster (twlib[scale]);
         [--bootstrap N [--arcs FILE]] also writes each arc's strength and direction
         over N bootstrap resamples (default file: OUT with .arcs.csv);
-        Ctrl-C writes the best network found so far and exits with code 130
+        Ctrl-C writes the best network found so far and exits with code 130;
+        [--require A->B ...] [--forbid A->B ...] [--tiers FILE] [--knowledge FILE]:
+        background knowledge (methods auto, bounded, order_graph, ilp)
     twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--mpe | --map C ...] [--json]
         exact posteriors given evidence, and log P(evidence); --mpe: the most probable
         state of every variable; --map C ...: the most probable joint state of C ...,
@@ -98,6 +100,7 @@ def _learn(args) -> int:
     from .learn.methods import learn_by_name
 
     data = _training_data(args.data)
+    knowledge = _knowledge(args)
     started = time.perf_counter()
     # One stop request for the whole run: Ctrl-C ends the search, which
     # returns its best network, and that network is written.
@@ -105,7 +108,7 @@ def _learn(args) -> int:
         res, _ = learn_by_name(data, args.k, method=args.method, criterion=args.score,
                                ess=args.ess, time_limit=args.time_limit,
                                random_state=args.seed, progress=args.progress,
-                               executor=client)
+                               executor=client, knowledge=knowledge)
     bif.write(res.network, args.out)
     bound = ("" if res.upper_bound is None
              else f", upper bound {res.upper_bound:.2f} (gap {res.gap:.2f} %)")
@@ -122,6 +125,27 @@ def _learn(args) -> int:
     if args.bootstrap:
         _bootstrap(args, data)
     return 0
+
+
+def _knowledge(args):
+    """``--knowledge FILE``, ``--tiers FILE`` (a tier per line, earliest first),
+    ``--require`` and ``--forbid`` arcs, as one Knowledge (None when none given)."""
+    if not (args.knowledge or args.tiers or args.require or args.forbid):
+        return None
+    from .io.text import read_text
+    from .knowledge import Knowledge
+
+    base = Knowledge.from_file(args.knowledge) if args.knowledge else Knowledge()
+    tiers = list(base.tiers)
+    if args.tiers:
+        for line in read_text(args.tiers).splitlines():
+            names = line.split("#", 1)[0].replace(",", " ").split()
+            if names:
+                tiers.append(names)
+    return Knowledge(required=base.required + list(args.require or []),
+                     forbidden=base.forbidden + list(args.forbid or []), tiers=tiers,
+                     forbid_within_tiers=base.forbid_within_tiers, no_parents=base.no_parents,
+                     no_children=base.no_children, max_indegree=base.max_indegree)
 
 
 def _bootstrap(args, data) -> None:
@@ -275,6 +299,12 @@ def main(argv=None) -> int:
     le.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     le.add_argument("--scheduler", metavar="ADDRESS", default=None,
                     help="a Dask scheduler (HOST:PORT), or 'local' for a cluster of this machine")
+    le.add_argument("--require", nargs="+", metavar="A->B", help="arcs the network must have")
+    le.add_argument("--forbid", nargs="+", metavar="A->B", help="arcs it must not have")
+    le.add_argument("--tiers", metavar="FILE",
+                    help="a tier of variables per line, earliest first: no arc back in time")
+    le.add_argument("--knowledge", metavar="FILE",
+                    help="background knowledge, one constraint per line (twlib.knowledge)")
     le.add_argument("--bootstrap", type=int, metavar="N", default=0,
                     help="also learn on N bootstrap resamples and write each arc's strength "
                          "and direction (complete data only)")

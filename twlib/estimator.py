@@ -61,6 +61,10 @@ class BoundedTreewidthNetwork(BaseEstimator):
         under the bound (:func:`twlib.learn.em.structural_em`, methods
         ``"auto"`` and ``"bounded"``); ``"error"`` refuses them.  Complete data
         take the complete-data learner either way.
+    knowledge : :class:`twlib.knowledge.Knowledge`, optional
+        Required and forbidden arcs, tiers, roots, leaves, in-degree caps,
+        honoured by methods ``"auto"``, ``"bounded"`` (structural EM too),
+        ``"order_graph"`` and ``"ilp"``; the others refuse it.
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -84,7 +88,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
     def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
                  ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
                  max_iter: int | None = None, random_state=None, progress: bool = False,
-                 missing: str = "em"):
+                 missing: str = "em", knowledge=None):
         self.k = k
         self.method = method
         self.criterion = criterion
@@ -95,6 +99,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.random_state = random_state
         self.progress = progress
         self.missing = missing
+        self.knowledge = knowledge
 
     # ---------------------------------------------------------------- learning
     def fit(self, X, y=None, executor=None):
@@ -109,7 +114,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
             X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
             parameter_ess=self.parameter_ess, time_limit=self.time_limit,
             max_iter=self.max_iter, random_state=self.random_state, progress=self.progress,
-            missing=self.missing, executor=executor)
+            missing=self.missing, executor=executor, knowledge=self.knowledge)
         self.result_ = res
         self._tree = None
         self.network_: BayesianNetwork = res.network

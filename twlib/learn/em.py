@@ -18,11 +18,11 @@ from .. import clock
 from ..counting import count
 from ..data import Dataset, IncompleteDataset
 from ..errors import InputError, InternalError, WrongType
-from ..graphs import elimination_width, moral_graph
+from ..graphs import elimination_width, moral_graph, treewidth_upper_bound
 from ..inference import JunctionTree
 from ..network import BayesianNetwork
 from . import bounded
-from .result import LearnResult
+from .result import LearnResult, check_knowledge
 
 __all__ = ["EMResult", "fit_parameters", "observed_bic", "observed_log_likelihood",
            "start_parameters", "structural_em"]
@@ -301,7 +301,7 @@ def _bic(log_likelihood: float, net: BayesianNetwork, n_rows: int) -> float:
 def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 20,
                   parameter_ess: float | None = 1.0, em_iter: int = 30, tol: float = 1e-6,
                   search_iter: int | None = None, random_state=None, progress: bool = False,
-                  executor=None) -> LearnResult:
+                  executor=None, knowledge=None) -> LearnResult:
     """Structural EM (Friedman 1998) with the tree-width bound kept: learn a
     network of tree-width at most ``k`` from data with missing cells.
 
@@ -321,7 +321,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
 
     ``em_iter`` and ``tol`` bound each refit's EM; ``search_iter`` caps each
     round's hill-climbing runs (so that a run whose time share is not binding
-    is reproducible).
+    is reproducible).  ``knowledge`` (:class:`twlib.knowledge.Knowledge`): the
+    first network holds its required arcs and every round's search honours it.
 
     Returns a :class:`LearnResult` whose ``score`` is the observed-data BIC,
     with the certificate (``elimination_order``, ``width <= k``) and
@@ -345,16 +346,25 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) \
             or max_rounds < 1:
         raise InputError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
+    if knowledge:
+        knowledge.validate(data.names, k)
     if data.n_missing == 0:
         return bounded.learn(Dataset(data.values, data.names, data.states), k,
                              parameter_ess=parameter_ess, time_limit=time_limit,
-                             random_state=random_state, progress=progress, executor=executor)
+                             random_state=random_state, progress=progress, executor=executor,
+                             knowledge=knowledge)
+    required = {} if not knowledge else {v: list(knowledge.required_parents(v))
+                                         for v in data.names}
     compiled = clock.compile_seconds()
     with clock.interruptible():
         rng = np.random.default_rng(random_state)
-        fit = fit_parameters(data, {}, parameter_ess=parameter_ess, max_iter=1)
+        fit = fit_parameters(data, required, parameter_ess=parameter_ess, max_iter=1)
         best, best_score = fit.network, _bic(fit.log_likelihood, fit.network, data.n_rows)
-        best_order = list(data.names)
+        best_order = list(data.names)                 # any order, for the empty network
+        if any(required.values()):
+            moral = moral_graph(best.parent_map())
+            moral.add_nodes_from(best.variables)
+            best_order = list(treewidth_upper_bound(moral)[1])
         history = [{"round": 0, "seconds": clock.now() - started, "score": best_score,
                     "kept": True}]
         idle, status = 0, "complete"
@@ -374,8 +384,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
             search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
                                    time_limit=max(0.5, min(left / 2, time_limit / 6)),
                                    start=best.parent_map(), max_iter=search_iter,
-                                   random_state=rng.integers(2**63),
-                                   executor=executor, bound="data-free")   # no gap needed
+                                   random_state=rng.integers(2**63), executor=executor,
+                                   bound="data-free", knowledge=knowledge)   # no gap needed
             refit = fit_parameters(data, search.network.parent_map(),
                                    parameter_ess=parameter_ess, max_iter=em_iter, tol=tol,
                                    init=search.network,
@@ -399,6 +409,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     width = elimination_width(moral, best_order)
     if width > k:
         raise InternalError(f"the certificate order has width {width} > k = {k}")
+    check_knowledge(knowledge, best.parent_map())
     net = BayesianNetwork(data.names, {v: best.states(v) for v in data.names},
                           best.parent_map(), {v: best.cpt(v) for v in data.names},
                           name=f"sem-{k}")

@@ -21,10 +21,12 @@ from ..errors import InputError
 from ..graphs import moral_graph, treewidth_upper_bound
 from .result import LearnResult
 
-__all__ = ["learn_by_name", "training_data", "METHODS", "MISSING"]
+__all__ = ["learn_by_name", "training_data", "METHODS", "KNOWLEDGE_METHODS", "MISSING"]
 
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
 METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
+#: The methods that honour a :class:`twlib.knowledge.Knowledge` (``knowledge=``).
+KNOWLEDGE_METHODS = ("auto", "bounded", "order_graph", "ilp")
 #: What learning does with missing cells (NaN / None).
 MISSING = ("em", "error")
 
@@ -52,14 +54,17 @@ def _learner(name: str):
 def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
                   ess: float = 1.0, parameter_ess: float | None = 1.0,
                   time_limit: float = 60.0, max_iter: int | None = None, random_state=None,
-                  progress: bool = False, missing: str = "em",
-                  executor=None) -> tuple[LearnResult, Dataset]:
+                  progress: bool = False, missing: str = "em", executor=None,
+                  knowledge=None) -> tuple[LearnResult, Dataset]:
     """Learn with the learner ``method`` names (see
     :class:`twlib.BoundedTreewidthNetwork` for the parameters); data with missing
     cells go to structural EM.  Returns the result, its ``width`` and
     ``elimination_order`` filled in for every method, and the data as learned from."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    if knowledge and method not in KNOWLEDGE_METHODS:
+        raise InputError(f"method {method!r} does not take background knowledge; "
+                         f"these do: {KNOWLEDGE_METHODS}")
     if executor is not None and method not in ("auto", "bounded", "ilp"):
         raise InputError(f"executor= is used by methods 'bounded' and 'ilp' only, not "
                          f"{method!r}")
@@ -73,12 +78,13 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
                              f"{criterion!r} needs complete data")
         res = _learner("em").structural_em(
             data, k, time_limit=time_limit, parameter_ess=parameter_ess, search_iter=max_iter,
-            random_state=random_state, progress=progress, executor=executor)
+            random_state=random_state, progress=progress, executor=executor,
+            knowledge=knowledge)
     elif method in ("auto", "bounded"):
         res = _learner("bounded").learn(
             data, k, score=criterion, ess=ess, parameter_ess=parameter_ess,
             time_limit=time_limit, max_iter=max_iter, random_state=random_state,
-            progress=progress, executor=executor)
+            progress=progress, executor=executor, knowledge=knowledge)
     elif method == "ktree":
         res = _learner("ktree").learn(data, k, score=criterion, ess=ess, time_limit=time_limit,
                                       random_state=random_state, progress=progress)
@@ -92,9 +98,10 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
         res = _learner("thin_jt").learn(data, k, ess=parameter_ess, progress=progress)
     elif method == "ilp":
         res = _learner("ilp").learn(data, score=criterion, ess=ess, k=k, time_limit=time_limit,
-                                    executor=executor)
+                                    executor=executor, knowledge=knowledge)
     else:
-        res = _learner("order_graph").learn(data, score=criterion, ess=ess, max_parents=k)
+        res = _learner("order_graph").learn(data, score=criterion, ess=ess, max_parents=k,
+                                            knowledge=knowledge)
     if res.width is None:          # order_graph, or a bound k >= n - 1 that binds nothing
         res.width, res.elimination_order = treewidth_upper_bound(
             moral_graph(res.network.parent_map()))
