@@ -70,20 +70,32 @@ def test_pgmpy_expert_knowledge_is_read():
     assert know.tiers == [["a"], ["b", "c"]]
 
 
-def _brute_force(data, know, max_parents, score):
-    """The best DAG of in-degree <= max_parents that ``know`` allows, by enumeration."""
+def _brute_force(data, know, max_parents, score, k=None):
+    """The best DAG of in-degree <= max_parents that ``know`` allows (and, with ``k``,
+    whose moral graph has tree-width <= k), by enumeration."""
+    from twlib.graphs import moral_graph, treewidth_exact
+
     names = list(data.names)
     options = []
     for v in names:
         others = [u for u in names if u != v]
-        sets = [ps for size in range(max_parents + 1) for ps in itertools.combinations(others, size)]
+        sets = [ps for size in range(max_parents + 1)
+                for ps in itertools.combinations(others, size)]
         options.append([(ps, local_score(data, v, ps, score)) for ps in sets])
     best = -np.inf
     for choice in itertools.product(*options):
+        total = sum(sc for _, sc in choice)
+        if total <= best:
+            continue
         parents = {v: list(ps) for v, (ps, _) in zip(names, choice)}
         if know.violations(parents) or find_cycle(parents) is not None:
             continue
-        best = max(best, sum(sc for _, sc in choice))
+        if k is not None:
+            moral = moral_graph(parents)
+            moral.add_nodes_from(names)
+            if treewidth_exact(moral)[0] > k:
+                continue
+        best = total
     return best
 
 
@@ -132,31 +144,6 @@ def test_knowledge_prunes_before_scoring(alarm_5000):
                         knowledge=Knowledge(required=["HR -> CO", "STROKEVOLUME -> CO"]))
 
 
-def _brute_force_width(data, know, max_parents, score, k):
-    """As :func:`_brute_force`, among the DAGs whose moral graph has tree-width <= k."""
-    from twlib.graphs import moral_graph, treewidth_exact
-
-    names = list(data.names)
-    options = []
-    for v in names:
-        others = [u for u in names if u != v]
-        sets = [ps for size in range(max_parents + 1) for ps in itertools.combinations(others, size)]
-        options.append([(ps, local_score(data, v, ps, score)) for ps in sets])
-    best = -np.inf
-    for choice in itertools.product(*options):
-        total = sum(sc for _, sc in choice)
-        if total <= best:
-            continue
-        parents = {v: list(ps) for v, (ps, _) in zip(names, choice)}
-        if know.violations(parents) or find_cycle(parents) is not None:
-            continue
-        moral = moral_graph(parents)
-        moral.add_nodes_from(names)
-        if treewidth_exact(moral)[0] <= k:
-            best = total
-    return best
-
-
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), seed=st.integers(0, 10_000))
 def test_ilp_and_exact_width_prove_the_constrained_optimum(data, seed):
@@ -171,7 +158,7 @@ def test_ilp_and_exact_width_prove_the_constrained_optimum(data, seed):
     unbounded = _brute_force(ds, know, 2, "bic")
     res = ilp.learn(ds, max_parents=2, knowledge=know, time_limit=30)
     assert res.status == "optimal" and res.score == pytest.approx(unbounded, abs=1e-6)
-    tree = _brute_force_width(ds, know, 1, "bic", 1)
+    tree = _brute_force(ds, know, 1, "bic", k=1)
     for res in (ilp.learn(ds, k=1, knowledge=know, time_limit=30),
                 exact_width.learn(ds, 1, knowledge=know, time_limit=30)):
         assert res.status == "optimal" and res.score == pytest.approx(tree, abs=1e-6)

@@ -37,7 +37,7 @@ import numpy as np
 from .errors import FormatError, InputError, UnknownName
 from .graphs import moral_graph, treewidth_exact, treewidth_upper_bound
 
-__all__ = ["Knowledge", "KnowledgeConflict"]
+__all__ = ["Knowledge", "KnowledgeConflict", "expert_knowledge"]
 
 _ARC = re.compile(r"^\s*(\S+)\s*->\s*(\S+)\s*$")
 
@@ -275,3 +275,29 @@ class Knowledge:
             if cap is not None and len(ps) > cap:
                 out.append(f"{c} has {len(ps)} parents, over its cap of {cap}")
         return out
+
+
+def expert_knowledge(parents: dict, required_share: float = 0.1, n_tiers: int = 3,
+                     forbidden_share: float = 0.0, random_state=None) -> Knowledge:
+    """What an expert who knows a network (``{child: [parents]}``) could say of it,
+    for experiments: its topological order cut into ``n_tiers`` tiers (0: none),
+    a random ``required_share`` of its arcs required, and the reversals of
+    another ``forbidden_share`` of them forbidden.
+
+    >>> know = expert_knowledge({"a": [], "b": ["a"], "c": ["b"]}, 0.5, 2, random_state=0)
+    >>> know.tiers, len(know.required), know.violations({"a": [], "b": ["a"], "c": ["b"]})
+    ([['a', 'b'], ['c']], 1, [])
+    """
+    from .graphs import topological_order
+
+    rng = np.random.default_rng(random_state)
+    order = topological_order(parents)
+    tiers = [list(part) for part in np.array_split(np.array(order, dtype=object), n_tiers)
+             if len(part)] if n_tiers else []
+    arcs = sorted((p, v) for v, ps in parents.items() for p in ps)
+    required_count = int(round(required_share * len(arcs)))
+    forbidden_count = min(int(round(forbidden_share * len(arcs))), len(arcs) - required_count)
+    picked = rng.permutation(len(arcs))
+    required = [arcs[i] for i in picked[:required_count]]
+    forbidden = [arcs[i][::-1] for i in picked[required_count:required_count + forbidden_count]]
+    return Knowledge(required=required, forbidden=forbidden, tiers=tiers)
