@@ -27,7 +27,10 @@ begins: the exact optimum, a user's network, k-greedy or k-MAX), ``state`` (the
 search state and its climb, on the kernels of ``width``), ``windows`` (local
 exact re-optimisation), ``search`` (iterated local search, its restarts and the
 race of starts), ``bounds`` (the proved upper bound) and ``driver``
-(:func:`learn`, which runs them in that order).
+(:func:`learn`, which runs them in that order).  Background knowledge
+(:class:`twlib.knowledge.Knowledge`) enters as a move filter in ``state``, a
+family filter in ``starts`` and ``windows``, and a check of the result in
+``driver``; the run's clock is :mod:`twlib.clock` (search time, Ctrl-C).
 """
 from .bounds import upper_bound
 from .driver import INITIALS, first_incumbent, learn
