@@ -347,7 +347,7 @@ def respecting(order, required) -> list:
     """``order`` with as few moves as a greedy topological sort makes so that each
     variable ``v`` comes after its ``required[v]`` parents (indices).
 
-    >>> respecting([2, 0, 1], [(), (2,), (1,)])
+    >>> respecting([2, 0, 1], [(), (0,), (1,)])
     [0, 1, 2]
     """
     position = {int(v): i for i, v in enumerate(order)}
