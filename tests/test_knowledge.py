@@ -235,3 +235,20 @@ def test_estimator_cli_and_structural_em_take_the_knowledge(tmp_path, capsys, al
     assert "both required and forbidden" in capsys.readouterr().err
     assert main(["learn", str(csv), "-k", "2", "--out", str(out), "--require", "HR->NOPE"]) == 2
     assert "not in the data" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["asia", "sachs", "survey"])
+def test_dp_and_ilp_agree_under_knowledge_on_bnlearn_networks(name):
+    from twlib.datasets import load_network
+    from twlib.knowledge import expert_knowledge
+    from twlib.learn import ilp
+
+    net = load_network(name)
+    data = net.sample(2000, random_state=4)
+    know = expert_knowledge(net.parent_map(), 0.2, 2, forbidden_share=0.2, random_state=4)
+    pss = ParentSetScores(data, max_parents=3, knowledge=know)
+    exact = order_graph.dp(pss)
+    proved = ilp.solve(pss, time_limit=60)
+    assert proved.status == "optimal"
+    assert proved.score == pytest.approx(exact.score, abs=1e-6)
+    assert know.violations(proved.parents) == [] == know.violations(exact.parents)
