@@ -213,7 +213,7 @@ def test_estimator_cli_and_structural_em_take_the_knowledge(tmp_path, capsys, al
     model.fit(data.to_pandas())
     assert know.violations(model.network_.parent_map()) == [] and model.width_ <= 2
     with pytest.raises(errors.InputError, match="does not take background knowledge"):
-        BoundedTreewidthNetwork(k=1, method="chow_liu", knowledge=know).fit(data.to_pandas())
+        BoundedTreewidthNetwork(k=2, method="ktree", knowledge=know).fit(data.to_pandas())
     holes = data.values.astype(np.int64)
     holes[np.random.default_rng(0).random(holes.shape) < 0.1] = -1
     res = em.structural_em(IncompleteDataset(holes, data.names, data.states), 2, time_limit=8,
@@ -252,3 +252,18 @@ def test_dp_and_ilp_agree_under_knowledge_on_bnlearn_networks(name):
     assert proved.status == "optimal"
     assert proved.score == pytest.approx(exact.score, abs=1e-6)
     assert know.violations(proved.parents) == [] == know.violations(exact.parents)
+
+
+def test_chow_liu_honours_the_knowledge_a_tree_can_hold(alarm):
+    from twlib.learn import chow_liu
+
+    data = alarm.sample(2000, random_state=8)
+    free = chow_liu.learn(data)
+    edges = sorted(free.ktree.edges)
+    know = Knowledge(forbidden=[edges[0], edges[0][::-1], edges[1]],
+                     required=["HR -> CO"], tiers=[["HYPOVOLEMIA"], ["LVEDVOLUME", "CVP"]])
+    res = chow_liu.learn(data, knowledge=know)
+    assert know.violations(res.parents) == [] and res.width == 1
+    assert not res.ktree.has_edge(*edges[0]) and res.status == "complete"
+    with pytest.raises(KnowledgeConflict, match="tree-width"):
+        chow_liu.learn(data, knowledge=Knowledge(required=["HR -> CO", "BP -> CO"]))

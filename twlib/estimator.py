@@ -64,7 +64,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
     knowledge : :class:`twlib.knowledge.Knowledge`, optional
         Required and forbidden arcs, tiers, roots, leaves, in-degree caps,
         honoured by methods ``"auto"``, ``"bounded"`` (structural EM too),
-        ``"order_graph"`` and ``"ilp"``; the others refuse it.
+        ``"chow_liu"``, ``"order_graph"`` and ``"ilp"``; the others refuse it.
 
     Attributes (after :meth:`fit`)
     ------------------------------

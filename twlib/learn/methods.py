@@ -26,7 +26,7 @@ __all__ = ["learn_by_name", "training_data", "METHODS", "KNOWLEDGE_METHODS", "MI
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
 METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
 #: The methods that honour a :class:`twlib.knowledge.Knowledge` (``knowledge=``).
-KNOWLEDGE_METHODS = ("auto", "bounded", "order_graph", "ilp")
+KNOWLEDGE_METHODS = ("auto", "bounded", "chow_liu", "order_graph", "ilp")
 #: What learning does with missing cells (NaN / None).
 MISSING = ("em", "error")
 
@@ -91,7 +91,7 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
     elif method == "chow_liu":
         if k != 1:
             raise InputError(f"a Chow-Liu tree has tree-width 1; got k={k}")
-        res = _learner("chow_liu").learn(data, score=criterion, ess=ess)
+        res = _learner("chow_liu").learn(data, score=criterion, ess=ess, knowledge=knowledge)
     elif method == "lpacjt":
         if parameter_ess is None:
             raise InputError("lpacjt smooths its marginals: parameter_ess must be > 0")
