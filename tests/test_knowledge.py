@@ -267,3 +267,14 @@ def test_chow_liu_honours_the_knowledge_a_tree_can_hold(alarm):
     assert not res.ktree.has_edge(*edges[0]) and res.status == "complete"
     with pytest.raises(KnowledgeConflict, match="tree-width"):
         chow_liu.learn(data, knowledge=Knowledge(required=["HR -> CO", "BP -> CO"]))
+
+
+def test_learners_that_cannot_honour_knowledge_say_so(alarm):
+    from twlib.learn import ktree, thin_jt
+
+    data = alarm.sample(300, random_state=1)
+    know = Knowledge(required=["HR -> CO"])
+    with pytest.raises(errors.InputError, match="k-tree search does not take"):
+        ktree.learn(data, 2, knowledge=know)
+    with pytest.raises(errors.InputError, match="has no arcs"):
+        thin_jt.learn(data, 2, knowledge=know)

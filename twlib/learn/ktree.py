@@ -293,7 +293,7 @@ def _check_learn(data, k, ktree_search):
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: float = 1.0,
           time_limit: float = 600.0, max_iter: int = 100, ktree_search: str = "guided",
           dag_method: str = "auto", restarts: int = 20, random_state=None,
-          progress: bool = False) -> LearnResult:
+          progress: bool = False, knowledge=None) -> LearnResult:
     """Learn a Bayesian network of tree-width at most ``k`` (Algorithm 2 of Nie et al.).
 
     ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
@@ -323,6 +323,10 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     """
     data = as_dataset(data)
     _check_learn(data, k, ktree_search)
+    if knowledge:
+        raise InputError("the k-tree search does not take background knowledge: a required "
+                         "arc would have to lie in a clique of every k-tree it grows "
+                         "(learn.bounded, ilp and exact_width take it)")
     with clock.interruptible():
         return _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method,
                       restarts, random_state, progress)

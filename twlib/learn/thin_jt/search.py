@@ -186,8 +186,12 @@ class _Hypergraph:
 
 
 def learn(data: Dataset | pd.DataFrame, k: int, *, q: int | None = None, ess: float = 1.0,
-          search: str = "lazy", select: str = "likelihood", progress: bool = False) -> LearnResult:
+          search: str = "lazy", select: str = "likelihood", progress: bool = False,
+          knowledge=None) -> LearnResult:
     """LPACJT: a junction tree of width ``k`` from data (Chechetka & Guestrin 2007).
+
+    ``knowledge`` is refused by name: a junction tree has cliques, not arcs, so
+    required or forbidden arcs and tiers say nothing about it.
 
     ``data``: a Dataset, a DataFrame, a 2-D array or a CSV path (see
     :func:`twlib.data.as_dataset`).
@@ -216,6 +220,9 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, q: int | None = None, ess: fl
     >>> res.width, len(res.model.cliques), res.status
     (2, 3, 'complete')
     """
+    if knowledge:
+        raise InputError("LPACJT learns a junction tree, which has no arcs: background "
+                         "knowledge about arcs does not apply (learn.bounded takes it)")
     data = as_dataset(data)
     n = data.n_vars
     if not 1 <= k <= n - 2:
