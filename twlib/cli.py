@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import BudgetExceeded, DataNotFound, InputError, TwlibError
+from .errors import BudgetExceeded, InputError, TwlibError
 
 __all__ = ["main", "run"]
 
