@@ -278,3 +278,26 @@ def test_learners_that_cannot_honour_knowledge_say_so(alarm):
         ktree.learn(data, 2, knowledge=know)
     with pytest.raises(errors.InputError, match="has no arcs"):
         thin_jt.learn(data, 2, knowledge=know)
+
+
+def test_a_pyagrum_learners_constraints_are_read_back(tmp_path):
+    gum = pytest.importorskip("pyagrum")
+    from twlib.datasets import load_network
+
+    path = tmp_path / "asia.csv"
+    load_network("asia").sample(200, random_state=0).to_pandas().to_csv(path, index=False)
+    learner = gum.BNLearner(str(path))
+    learner.addMandatoryArc("smoke", "lung")
+    learner.addMandatoryArc("tub", "either")
+    learner.addForbiddenArc("lung", "smoke")
+    learner.setSliceOrder([["asia", "smoke"], ["lung"]])
+    learner.addNoParentNode("asia")
+    learner.addNoChildrenNode("dysp")
+    learner.setMaxIndegree(2)
+    know = Knowledge.from_pyagrum(learner)
+    assert set(know.required) == {("smoke", "lung"), ("tub", "either")}
+    assert know.forbidden == [("lung", "smoke")]
+    assert sorted(map(sorted, know.tiers)) == [["asia", "smoke"], ["lung"]]
+    assert know.tier_of("lung") == 1 and know.no_parents == ["asia"]
+    assert know.no_children == ["dysp"] and know.cap("xray") == 2
+    assert Knowledge.from_pyagrum(gum.BNLearner(str(path))).required == []

@@ -1,7 +1,9 @@
 """What the user knows before the data speak: required and forbidden arcs, tiers,
 variables without parents or children, in-degree caps.
 
-A :class:`Knowledge` is checked against the data's names and against itself
+A :class:`Knowledge` is built in Python, from a small text file, from pgmpy's
+``ExpertKnowledge`` or from a pyAgrum ``BNLearner``'s constraints.  It is
+checked against the data's names and against itself
 (:meth:`Knowledge.validate`) before any search starts; every contradiction is a
 :class:`KnowledgeConflict` that names the constraints that clash.  Learners
 read it as a filter on the parent sets each variable may take
@@ -158,6 +160,28 @@ class Knowledge:
         return cls(required=list(getattr(expert, "required_edges", None) or []),
                    forbidden=list(getattr(expert, "forbidden_edges", None) or []),
                    tiers=[list(tier) for tier in order])
+
+    @classmethod
+    def from_pyagrum(cls, learner) -> "Knowledge":
+        """From a pyAgrum ``BNLearner``'s constraints, as its ``state()`` reports
+        them: mandatory and forbidden arcs, the slice order (tiers), nodes with no
+        parents or no children, the maximum in-degree."""
+        state = {key: value[0] if isinstance(value, tuple) else value
+                 for key, value in learner.state().items() if key.startswith("Constraint")}
+
+        def items(key):
+            text = state.get(f"Constraint {key}", "").strip().strip("{}")
+            return [item.strip() for item in text.split(",") if item.strip()]
+
+        slices = {}
+        for item in items("Slice Order"):
+            name, _, tier = item.rpartition(":")
+            slices.setdefault(int(tier), []).append(name.strip())
+        cap = state.get("Constraint Max InDegree")
+        return cls(required=items("Mandatory Arcs"), forbidden=items("Forbidden Arcs"),
+                   tiers=[slices[t] for t in sorted(slices)],
+                   no_parents=items("No Parent Nodes"), no_children=items("No Children Nodes"),
+                   max_indegree=int(cap) if cap not in (None, "", "-") else None)
 
     # ------------------------------------------------------------ reading
     def tier_of(self, name):
