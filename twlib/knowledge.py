@@ -195,6 +195,21 @@ class Knowledge:
     def required_parents(self, child) -> tuple:
         return tuple(p for p, c in self.required if c == child)
 
+    def start(self, names, given=None) -> dict:
+        """The structure a search over ``names`` starts from: ``given``
+        (``{child: parents}``) once checked against the knowledge (InputError
+        naming what it breaks), or, with none given, the required arcs alone.
+
+        >>> Knowledge(required=["a -> b"]).start(["a", "b"])
+        {'a': [], 'b': ['a']}
+        """
+        if given is None:
+            return {v: list(self.required_parents(v)) for v in names}
+        broken = self.violations(given)
+        if broken:
+            raise InputError("the start breaks the knowledge: " + "; ".join(broken))
+        return given
+
     def allows(self, parent, child) -> bool:
         """Whether the arc ``parent -> child`` is allowed (required arcs are)."""
         if (parent, child) in self.forbidden or child in self.no_parents \

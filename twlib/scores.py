@@ -943,10 +943,6 @@ class ParentSetScores:
         self._store(rows, kept_scores)
         return self
 
-    def _constrained(self) -> np.ndarray:
-        """Which variables have required parents."""
-        return np.array([bool(r) for r in self._filter[1]])
-
     def _enumerate(self, values_t, arities, rules, executor=None):
         """Score candidate sets level by level (by size) for all children at once.
 
@@ -963,6 +959,10 @@ class ParentSetScores:
         max_dense = dense_limit(n)
         shared = (values_t, arities, self.kind, self.ess, max_dense)
         found = [([], []) for _ in range(n_vars)]
+        if self._filter is not None:
+            allowed, required, caps = self._filter
+            # the variables with required parents: scored unpruned, pruned in _with_required
+            constrained = np.array([bool(r) for r in required])
         combos = np.zeros((1, 0), dtype=np.int64)
         prev = None                                    # (sorted ranks, rows, alive, best)
         for size in range(self.max_parents + 1):
@@ -983,7 +983,6 @@ class ParentSetScores:
                     best_sub = np.maximum(best_sub, np.where(hit[:, None], best_prev[sub], -np.inf))
                     valid &= hit[:, None] & alive_prev[sub]
             if self._filter is not None:
-                allowed, _, caps, constrained = self._filter + (self._constrained(),)
                 if size > 0:
                     valid &= allowed.T[combos].all(axis=1)
                 valid[:, caps < size] = False

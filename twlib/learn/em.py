@@ -353,8 +353,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                              parameter_ess=parameter_ess, time_limit=time_limit,
                              random_state=random_state, progress=progress, executor=executor,
                              knowledge=knowledge)
-    required = {} if not knowledge else {v: list(knowledge.required_parents(v))
-                                         for v in data.names}
+    required = knowledge.start(data.names) if knowledge else {}
     compiled = clock.compile_seconds()
     with clock.interruptible():
         rng = np.random.default_rng(random_state)

@@ -210,13 +210,9 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                              "(twlib.learn.ilp.learn(k=...) goes further)")
     with clock.interruptible():
         search = _Search(pss)
-        know = pss.knowledge
-        if not start:
-            start = {} if know is None else {v: know.required_parents(v) for v in pss.names}
-        elif know is not None and know.violations(start):
-            raise InputError("the start breaks the knowledge: "
-                             + "; ".join(know.violations(start)))
-        best_score, best_masks = _start(pss, k, start)
+        if pss.knowledge is not None:
+            start = pss.knowledge.start(pss.names, start or None)
+        best_score, best_masks = _start(pss, k, start or {})
         history = []
 
         def note(bound):

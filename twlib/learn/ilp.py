@@ -463,13 +463,9 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         n = fam.n
         # without a start, the empty graph (with the required arcs of the knowledge):
         # a time limit always leaves an incumbent
-        know = pss.knowledge
-        if start is None:
-            start = {} if know is None else {v: know.required_parents(v) for v in pss.names}
-        elif know is not None and know.violations(start):
-            raise InputError("the start breaks the knowledge: "
-                             + "; ".join(know.violations(start)))
-        start_rows = _start_rows(fam, start, pss)
+        if pss.knowledge is not None:
+            start = pss.knowledge.start(pss.names, start)
+        start_rows = _start_rows(fam, {} if start is None else start, pss)
         if restricted:
             return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
                                      time_limit=time_limit, gap_limit=gap_limit,

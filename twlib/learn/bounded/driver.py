@@ -2,7 +2,6 @@
 bound with exact windows and restarts, certify and fit the result."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
@@ -196,14 +195,9 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
         exact = exact_start(data, k, score, ess, log.deadline, knowledge)
     upper = exact[1] if exact else None
     bound_kind = "exact start" if exact else None
-    if start is None and knowledge is not None and knowledge.required and not exact:
-        start = {c: [p for p, child in knowledge.required if child == c]
-                 for _, c in knowledge.required}
+    if knowledge is not None and (start is not None or knowledge.required and not exact):
+        start = knowledge.start(data.names, start)
     if start is not None:
-        broken = [] if knowledge is None else knowledge.violations(
-            {v: list(ps) for v, ps in start.items()})
-        if broken:
-            raise InputError("the start breaks the knowledge: " + "; ".join(broken))
         start, order = given_start(data, start, k)
     elif exact:
         log.note("exact optimum, in-degree <= k", exact[1])

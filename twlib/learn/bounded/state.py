@@ -132,7 +132,8 @@ class SearchState:
             if self.allowed is not None:
                 self.add[v, ~self.allowed[v]] = -np.inf
         for u in ps:
-            self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
+            if self.fixed is None or not self.fixed[v, u]:   # a required arc stays at -inf
+                self.rem[v, u] = self.scorer(v, tuple(p for p in ps if p != u)) - s
 
     def _fits(self, move, changes, touched):
         """Whether the DAG with ``changes`` (``[(child, new parents)]``, changing moral
@@ -195,11 +196,10 @@ class SearchState:
         sorted: from the empty graph on thousands of variables almost every
         arc gains."""
         found = []
-        removable = self.rem if self.fixed is None else np.where(self.fixed, -np.inf, self.rem)
-        for table, kind in ((self.add, 0), (removable, 1)):
+        for table, kind in ((self.add, 0), (self.rem, 1)):
             vs, us = np.nonzero(table > EPS)
             found.append((table[vs, us], np.full(vs.size, kind), us, vs))
-        vs, us = np.nonzero(removable > -np.inf)        # existing arcs u -> v, not required
+        vs, us = np.nonzero(self.rem > -np.inf)         # existing arcs u -> v, not required
         gains = self.rem[vs, us] + self.add[us, vs]
         keep = gains > EPS
         found.append((gains[keep], np.full(int(keep.sum()), 2), us[keep], vs[keep]))
