@@ -167,10 +167,32 @@ def test_ilp_and_exact_width_prove_the_constrained_optimum(data, seed):
     assert know.violations(res.parents) == [] and res.score <= unbounded + 1e-6
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seed=st.integers(0, 10_000), k=st.integers(1, 2),
+       search=st.sampled_from(["guided", "greedy", "random"]))
+def test_ktree_learn_keeps_the_knowledge_inside_its_ktrees(data, seed, k, search):
+    from twlib.graphs import is_ktree
+    from twlib.learn import exact_width, ktree
+
+    ds = random_dataset(seed, n_vars=5, n_rows=150)
+    know = data.draw(knowledge_on(list(ds.names)))
+    try:
+        know.validate(ds.names, k=k)
+    except KnowledgeConflict:
+        return
+    res = ktree.learn(ds, k, knowledge=know, max_iter=3, ktree_search=search,
+                      random_state=seed, score="bic")
+    assert know.violations(res.parents) == [] and res.width <= k
+    assert is_ktree(res.ktree, k)
+    frame = ktree.required_frame(know, ds.names, k)
+    assert all(res.ktree.has_edge(a, b) for a, b in frame.edges)
+    assert res.score <= exact_width.learn(ds, k, knowledge=know).score + 1e-6
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_bounded_learn_never_breaks_the_knowledge(seed, alarm_5000):
     from twlib.graphs import topological_order
-    from twlib.learn import bounded
+    from twlib.learn import bounded, ktree
 
     rng = np.random.default_rng(seed)
     truth = datasets_alarm_parents()
@@ -189,6 +211,9 @@ def test_bounded_learn_never_breaks_the_knowledge(seed, alarm_5000):
                      forbid_within_tiers=bool(seed % 2), max_indegree=2)
     res = bounded.learn(alarm_5000, 3, time_limit=3, random_state=seed, knowledge=know)
     assert know.violations(res.parents) == [] and res.width <= 3
+    if seed < 2:
+        res = ktree.learn(alarm_5000, 3, max_iter=2, random_state=seed, knowledge=know)
+        assert know.violations(res.parents) == [] and res.width <= 3
 
 
 def datasets_alarm_parents():
@@ -213,7 +238,7 @@ def test_estimator_cli_and_structural_em_take_the_knowledge(tmp_path, capsys, al
     model.fit(data.to_pandas())
     assert know.violations(model.network_.parent_map()) == [] and model.width_ <= 2
     with pytest.raises(errors.InputError, match="does not take background knowledge"):
-        BoundedTreewidthNetwork(k=2, method="ktree", knowledge=know).fit(data.to_pandas())
+        BoundedTreewidthNetwork(k=2, method="lpacjt", knowledge=know).fit(data.to_pandas())
     holes = data.values.astype(np.int64)
     holes[np.random.default_rng(0).random(holes.shape) < 0.1] = -1
     res = em.structural_em(IncompleteDataset(holes, data.names, data.states), 2, time_limit=8,
@@ -273,11 +298,10 @@ def test_learners_that_cannot_honour_knowledge_say_so(alarm):
     from twlib.learn import ktree, thin_jt
 
     data = alarm.sample(300, random_state=1)
-    know = Knowledge(required=["HR -> CO"])
-    with pytest.raises(errors.InputError, match="k-tree search does not take"):
-        ktree.learn(data, 2, knowledge=know)
     with pytest.raises(errors.InputError, match="has no arcs"):
-        thin_jt.learn(data, 2, knowledge=know)
+        thin_jt.learn(data, 2, knowledge=Knowledge(required=["HR -> CO"]))
+    with pytest.raises(KnowledgeConflict, match="tree-width"):
+        ktree.learn(data, 1, knowledge=Knowledge(required=["HR -> CO", "BP -> CO"]))
 
 
 def test_a_pyagrum_learners_constraints_are_read_back(tmp_path):

@@ -875,7 +875,7 @@ class ParentSetScores:
 
     @classmethod
     def from_candidates(cls, data: Dataset, candidates, score: str = "bic", ess: float = 1.0,
-                        prune: bool = True) -> "ParentSetScores":
+                        prune: bool = True, knowledge=None) -> "ParentSetScores":
         """Score only the given parent sets of each variable, and all their subsets.
 
         ``candidates`` maps each variable (name or index) to an iterable of parent
@@ -883,6 +883,9 @@ class ParentSetScores:
         under subsets, so with ``prune`` the "subset" rule (Wu's Theorem 7) still
         keeps every set an optimal network restricted to this family needs.  The
         bounded-tree-width learners use this with the cliques of a k-tree.
+        ``knowledge`` (:class:`twlib.knowledge.Knowledge`) drops the sets it rules
+        out before scoring; a variable whose candidates cannot hold its required
+        parents is an InputError.
 
         >>> import pandas as pd
         >>> ds = Dataset.from_pandas(pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 1, 1],
@@ -892,7 +895,8 @@ class ParentSetScores:
         [(), ('a',), ('a', 'b'), ('b',)]
         """
         self = cls.__new__(cls)
-        self.knowledge, self._filter = None, None
+        self.knowledge = knowledge if knowledge else None
+        self._filter = None
         self.kind = _check_score(score, ess)
         self.names, self.data, self.score, self.ess = list(data.names), data, score, float(ess)
         self.n_rows = data.n_rows
@@ -905,6 +909,17 @@ class ParentSetScores:
                 ps = sorted({self._var(p) for p in parents} - {v})
                 for size in range(1, len(ps) + 1):
                     families[v].update(combinations(ps, size))
+        if self.knowledge is not None:
+            self.knowledge.validate(data.names)
+            self._filter = allowed, required, caps = self.knowledge.parent_filter(self.names)
+            for v in range(n):
+                need = set(required[v])
+                families[v] = {t for t in families[v] if need <= set(t)
+                               and len(t) <= caps[v] and allowed[v, list(t)].all()}
+                if not families[v]:
+                    raise InputError(f"no candidate parent set of {self.names[v]} allows "
+                                     "what the knowledge asks of it (its required parents "
+                                     f"{[self.names[p] for p in required[v]]} and cap)")
         self.max_parents = max(len(t) for fam in families for t in fam)
         by_size = {}
         for v, fam in enumerate(families):
@@ -928,8 +943,10 @@ class ParentSetScores:
         for v in range(n):
             best_sub, keep = {}, []
             for t in sorted(found[v], key=len):
-                below = max((max(found[v][t[:i] + t[i + 1:]], best_sub[t[:i] + t[i + 1:]])
-                             for i in range(len(t))), default=-np.inf)
+                # with required parents the family lacks the subsets that drop one
+                below = max((max(found[v][s], best_sub[s])
+                             for s in (t[:i] + t[i + 1:] for i in range(len(t)))
+                             if s in found[v]), default=-np.inf)
                 best_sub[t] = below
                 margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
                 if not prune or found[v][t] > below + margin:

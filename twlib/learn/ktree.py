@@ -23,15 +23,17 @@ from tqdm.auto import tqdm
 from .. import clock
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError
-from ..graphs import (elimination_width, greedy_clique, i_score, ktree_cliques,
-                      ktree_elimination_order, moral_graph, random_ktree)
+from ..graphs import (elimination_width, greedy_clique, i_score, induced_graph, ktree_cliques,
+                      ktree_elimination_order, moral_graph, random_ktree, treewidth_exact,
+                      treewidth_upper_bound)
+from ..knowledge import KnowledgeConflict
 from ..information import mutual_information_matrix
 from ..scores import ParentSetScores
 from . import greedy, order_graph
-from .result import LearnResult
+from .result import LearnResult, check_knowledge
 
 __all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information", "clique_families",
-           "best_dag_in_ktree", "learn", "KTREE_SEARCHES"]
+           "best_dag_in_ktree", "required_frame", "learn", "KTREE_SEARCHES"]
 
 KTREE_SEARCHES = ("guided", "greedy", "random")
 
@@ -91,7 +93,8 @@ def _result(mi, names, root, steps, expanded, generated):
                        generated)
 
 
-def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f") -> KTreeSearch:
+def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f",
+                 contains: nx.Graph | None = None) -> KTreeSearch:
     """Algorithm 1 of Nie et al. (2016): a k-tree of high I-score from a root clique.
 
     The open set holds every move ``(X, C)`` -- an unplaced variable and a k-clique
@@ -115,16 +118,29 @@ def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f") -> KTre
     priority : {"f", "gain"}
         ``"f"`` is Algorithm 1; ``"gain"`` ranks moves by ``I(X; C)`` alone, the
         plain greedy growth, for comparison.
+    contains : nx.Graph, optional
+        A chordal graph over (some of) the variables, of clique size at most
+        ``k + 1``, that the k-tree must contain (:func:`required_frame` builds it
+        from background knowledge).  Its vertices are then placed in a maximum
+        cardinality search order, so each one's placed neighbours form a clique
+        of the k-tree, and only moves whose k-clique holds them all are taken;
+        ``root`` is kept where that order allows and completed greedily.
 
     >>> rng = np.random.default_rng(0)
     >>> m = rng.random((6, 6)); m = m + m.T; np.fill_diagonal(m, 0)
     >>> res = guided_ktree(m, 2)
     >>> res.graph.number_of_edges()
     9
+    >>> frame = nx.path_graph([0, 3, 5])
+    >>> tree = guided_ktree(m, 1, contains=frame).graph
+    >>> all(tree.has_edge(a, b) for a, b in frame.edges)
+    True
     """
     if priority not in ("f", "gain"):
         raise InputError(f"priority must be 'f' or 'gain', got {priority!r}")
     mi, n, names, root = _check(mi, k, root, names)
+    frame = _MaximumCardinality(contains, names, n)
+    root = frame.root(root, mi, k)
     top = top_k_information(mi, k) if priority == "f" else np.zeros(n)
     unplaced = np.ones(n, dtype=bool)
     unplaced[list(root)] = False
@@ -141,14 +157,109 @@ def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f") -> KTre
         open_moves(c)
     steps = []
     while len(steps) < n - k - 1:
-        _, _, x, c = heapq.heappop(heap)
-        if not unplaced[x]:
-            continue                            # closed: x was placed by a better move
+        move = heapq.heappop(heap)
+        _, _, x, c = move
+        if not unplaced[x] or not frame.fits(x, c):
+            continue               # closed: x was placed, or c misses a placed neighbour
+        if not frame.ready(x):
+            frame.defer(x, move)
+            continue
         unplaced[x] = False
         steps.append((x, c))
+        for again in frame.place(x):
+            heapq.heappush(heap, again)
         for new in _new_cliques(c, x, k):
             open_moves(new)
     return _result(mi, names, root, steps, len(steps), generated)
+
+
+class _MaximumCardinality:
+    """The order in which :func:`guided_ktree` may place a frame's vertices.
+
+    Maximum cardinality search on a chordal graph places each vertex after a
+    clique of its neighbours (Tarjan & Yannakakis 1984), so growing the k-tree in
+    such an order, each vertex joined to a k-clique holding its placed frame
+    neighbours, keeps every frame edge.  Vertices outside the frame's edges are
+    free at any time.
+    """
+
+    def __init__(self, contains, names, n):
+        index = {v: i for i, v in enumerate(names)}
+        self.neighbours = [set() for _ in range(n)]
+        for a, b in (() if contains is None else contains.edges):
+            if a not in index or b not in index:
+                raise InputError(f"the frame names {a if a not in index else b!r}, which is "
+                                 "not a variable")
+            self.neighbours[index[a]].add(index[b])
+            self.neighbours[index[b]].add(index[a])
+        self.framed = np.array([bool(s) for s in self.neighbours])
+        self.count = np.zeros(n, dtype=np.int64)
+        self.open = self.framed.copy()
+        self.waiting = {}
+        self.highest = 0
+
+    def ready(self, x) -> bool:
+        return not self.framed[x] or self.count[x] == self.highest
+
+    def fits(self, x, clique) -> bool:
+        return all(u in clique for u in self.neighbours[x] if not self.open[u])
+
+    def defer(self, x, move):
+        self.waiting.setdefault(x, []).append(move)
+
+    def place(self, x) -> list:
+        """Place ``x``; returns the deferred moves that became ready."""
+        self.open[x] = False
+        for u in self.neighbours[x]:
+            self.count[u] += 1
+        self.highest = int(self.count[self.open].max()) if self.open.any() else 0
+        freed = []
+        for u in [u for u in self.waiting if self.ready(u)]:
+            freed.extend(self.waiting.pop(u))
+        return freed
+
+    def root(self, seed, mi, k) -> tuple:
+        """``seed`` kept in order while each vertex is ready, then completed with the
+        ready vertex of most mutual information with those chosen."""
+        if not self.framed.any():
+            return seed
+        chosen = []
+        for v in seed:
+            if self.ready(v):
+                chosen.append(v)
+                self.place(v)
+        while len(chosen) < k + 1:
+            ready = [v for v in range(len(self.framed)) if v not in chosen and self.ready(v)]
+            v = max(ready, key=lambda u: mi[u, chosen].sum() if chosen else 0.0)
+            chosen.append(v)
+            self.place(v)
+        return tuple(sorted(chosen))
+
+
+def required_frame(knowledge, names, k: int) -> nx.Graph:
+    """A chordal graph of clique size at most ``k + 1`` holding the moral graph of
+    the required arcs: a k-tree containing it has a clique for every required
+    family.  KnowledgeConflict when no elimination order found keeps it within
+    ``k``.
+
+    >>> from twlib.knowledge import Knowledge
+    >>> sorted(required_frame(Knowledge(required=["a -> c", "b -> c"]), "abc", 2).edges)
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    """
+    parents = {v: [] for v in names}
+    for p, c in knowledge.required:
+        parents[c].append(p)
+    moral = moral_graph(parents)
+    moral.remove_nodes_from([v for v in list(moral) if moral.degree(v) == 0])
+    if moral.number_of_nodes() == 0:
+        return moral
+    width, order = (treewidth_exact(moral) if moral.number_of_nodes() <= 20
+                    else treewidth_upper_bound(moral))
+    if width > k:
+        raise KnowledgeConflict(f"the moral graph of the required arcs has tree-width "
+                                f"{'' if moral.number_of_nodes() <= 20 else 'at most '}"
+                                f"{width} by the orders tried, over k = {k}")
+    return induced_graph(moral, order)
 
 
 def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
@@ -233,7 +344,8 @@ def _order_from_construction(ktree: nx.Graph) -> list:
 
 def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess: float = 1.0,
                       method: str = "auto", restarts: int = 20, max_swaps: int | None = None,
-                      random_state=None, exact_max_vars: int = 16) -> LearnResult:
+                      random_state=None, exact_max_vars: int = 16,
+                      knowledge=None) -> LearnResult:
     """The best-scoring DAG whose families lie in (k+1)-cliques of ``ktree``.
 
     ``data`` is a Dataset or a ParentSetScores already restricted to the k-tree.
@@ -241,7 +353,9 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     restricted parent sets (optimal; ``2^n`` memory); ``"greedy"`` runs order-based
     greedy search over them, restarted from the k-tree's construction order, FAS
     orders and random orders (anytime, any n; ``max_swaps`` per run, default
-    n^2); ``"auto"`` is exact up to ``exact_max_vars`` variables.
+    n^2); ``"auto"`` is exact up to ``exact_max_vars`` variables.  ``knowledge``
+    drops the parent sets it rules out; the k-tree must then hold every required
+    family in a clique (:func:`required_frame`).
 
     >>> from twlib.datasets import load_sklearn
     >>> from twlib.graphs import random_ktree
@@ -256,7 +370,8 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     if isinstance(data, ParentSetScores):
         pss = data
     else:
-        pss = ParentSetScores.from_candidates(data, clique_families(ktree, k), score, ess)
+        pss = ParentSetScores.from_candidates(data, clique_families(ktree, k), score, ess,
+                                              knowledge=knowledge)
     n = pss.n_vars
     if method == "exact" or (method == "auto" and n <= exact_max_vars):
         res = order_graph.dp(pss)
@@ -273,6 +388,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     width = elimination_width(moral_graph(res.parents), order)
     if width > k:
         raise InternalError(f"a DAG inside the {k}-tree has width {width} under its order")
+    check_knowledge(pss.knowledge, res.parents)
     res.elimination_order, res.width, res.ktree = order, width, ktree
     res.stats["seconds"] = clock.now() - started
     res.stats["dag_method"] = "exact" if res.status == "optimal" else "greedy"
@@ -312,6 +428,11 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     draws random k-trees by Definition 1, ignoring the data (the S2-style
     baseline; its root is drawn too).
 
+    ``knowledge`` (:class:`twlib.knowledge.Knowledge`) drops the parent sets it
+    rules out before scoring, and every k-tree grown contains
+    :func:`required_frame`, so each required family lies in one of its cliques
+    (random k-trees then come from random weights under the same rule).
+
     Returns a LearnResult whose ``elimination_order`` (a perfect elimination order
     of the k-tree) certifies ``width <= k``; ``stats["history"]`` lists per
     iteration the root, the k-tree's I-score, the DAG's score and the time.
@@ -323,17 +444,15 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     """
     data = as_dataset(data)
     _check_learn(data, k, ktree_search)
-    if knowledge:
-        raise InputError("the k-tree search does not take background knowledge: a required "
-                         "arc would have to lie in a clique of every k-tree it grows "
-                         "(learn.bounded, ilp and exact_width take it)")
+    knowledge = knowledge.validate(data.names, k) if knowledge else None
+    frame = None if knowledge is None else required_frame(knowledge, data.names, k)
     with clock.interruptible():
         return _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method,
-                      restarts, random_state, progress)
+                      restarts, random_state, progress, knowledge, frame)
 
 
 def _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method, restarts,
-           random_state, progress):
+           random_state, progress, knowledge, frame):
     compiled = clock.compile_seconds()
     started = clock.now()
     rng = np.random.default_rng(random_state)
@@ -351,17 +470,23 @@ def _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method, 
             break
         root = greedy_clique(mi, k + 1) if it == 0 else sorted(rng.choice(n, k + 1, replace=False))
         if ktree_search == "guided":
-            tree = guided_ktree(mi, k, root=root, names=names).graph
+            tree = guided_ktree(mi, k, root=root, names=names, contains=frame).graph
         elif ktree_search == "greedy":
-            tree = guided_ktree(mi, k, root=root, names=names, priority="gain").graph
-        else:
+            tree = guided_ktree(mi, k, root=root, names=names, priority="gain",
+                                contains=frame).graph
+        elif frame is None:
             tree = random_ktree(names, k, random_state=rng.integers(2**32))
+        else:
+            noise = rng.random((n, n))
+            tree = guided_ktree(noise + noise.T, k, root=rng.choice(n, k + 1, replace=False),
+                                names=names, priority="gain", contains=frame).graph
         key = frozenset(frozenset(e) for e in tree.edges)
         dag_score = np.nan                       # a k-tree seen before is not searched again
         if key not in seen:
             seen.add(key)
             res = best_dag_in_ktree(data, tree, k, score=score, ess=ess, method=dag_method,
-                                    restarts=restarts, random_state=rng.integers(2**32))
+                                    restarts=restarts, random_state=rng.integers(2**32),
+                                    knowledge=knowledge)
             dag_score = res.score
             if best is None or res.score > best.score:
                 best = res

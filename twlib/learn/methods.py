@@ -26,7 +26,7 @@ __all__ = ["learn_by_name", "training_data", "METHODS", "KNOWLEDGE_METHODS", "MI
 #: The learners ``method`` may name; ``"auto"`` is :func:`twlib.learn.bounded.learn`.
 METHODS = ("auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp")
 #: The methods that honour a :class:`twlib.knowledge.Knowledge` (``knowledge=``).
-KNOWLEDGE_METHODS = ("auto", "bounded", "chow_liu", "order_graph", "ilp")
+KNOWLEDGE_METHODS = ("auto", "bounded", "ktree", "chow_liu", "order_graph", "ilp")
 #: What learning does with missing cells (NaN / None).
 MISSING = ("em", "error")
 
@@ -87,7 +87,8 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
             progress=progress, executor=executor, knowledge=knowledge)
     elif method == "ktree":
         res = _learner("ktree").learn(data, k, score=criterion, ess=ess, time_limit=time_limit,
-                                      random_state=random_state, progress=progress)
+                                      random_state=random_state, progress=progress,
+                                      knowledge=knowledge)
     elif method == "chow_liu":
         if k != 1:
             raise InputError(f"a Chow-Liu tree has tree-width 1; got k={k}")
