@@ -163,6 +163,7 @@ def test_ilp_and_exact_width_prove_the_constrained_optimum(data, seed):
                 exact_width.learn(ds, 1, knowledge=know, time_limit=30)):
         assert res.status == "optimal" and res.score == pytest.approx(tree, abs=1e-6)
         assert know.violations(res.parents) == [] and res.width <= 1
+        assert res.knowledge is (know if know else None)
     res = greedy.learn(ds, max_parents=2, restarts=3, random_state=0, knowledge=know)
     assert know.violations(res.parents) == [] and res.score <= unbounded + 1e-6
 
@@ -183,6 +184,7 @@ def test_ktree_learn_keeps_the_knowledge_inside_its_ktrees(data, seed, k, search
     res = ktree.learn(ds, k, knowledge=know, max_iter=3, ktree_search=search,
                       random_state=seed, score="bic")
     assert know.violations(res.parents) == [] and res.width <= k
+    assert res.knowledge is (know if know else None)
     assert is_ktree(res.ktree, k)
     frame = ktree.required_frame(know, ds.names, k)
     assert all(res.ktree.has_edge(a, b) for a, b in frame.edges)
@@ -210,7 +212,7 @@ def test_bounded_learn_never_breaks_the_knowledge(seed, alarm_5000):
     know = Knowledge(required=required, forbidden=forbidden, tiers=tiers,
                      forbid_within_tiers=bool(seed % 2), max_indegree=2)
     res = bounded.learn(alarm_5000, 3, time_limit=3, random_state=seed, knowledge=know)
-    assert know.violations(res.parents) == [] and res.width <= 3
+    assert know.violations(res.parents) == [] and res.width <= 3 and res.knowledge is know
     if seed < 2:
         res = ktree.learn(alarm_5000, 3, max_iter=2, random_state=seed, knowledge=know)
         assert know.violations(res.parents) == [] and res.width <= 3
@@ -292,6 +294,16 @@ def test_chow_liu_honours_the_knowledge_a_tree_can_hold(alarm):
     assert not res.ktree.has_edge(*edges[0]) and res.status == "complete"
     with pytest.raises(KnowledgeConflict, match="tree-width"):
         chow_liu.learn(data, knowledge=Knowledge(required=["HR -> CO", "BP -> CO"]))
+
+
+def test_a_result_carries_its_knowledge_and_is_checked_on_creation():
+    from twlib.learn.result import LearnResult
+
+    know = Knowledge(required=["a -> b"])
+    with pytest.raises(errors.InternalError, match="required arc a -> b is missing"):
+        LearnResult(None, 0.0, "complete", parents={"a": [], "b": []}, knowledge=know)
+    assert LearnResult(None, 0.0, "complete", parents={"a": [], "b": ["a"]},
+                       knowledge=know).knowledge is know
 
 
 def test_learners_that_cannot_honour_knowledge_say_so(alarm):

@@ -145,7 +145,7 @@ def test_learning_is_reproducible_and_anytime():
     assert a.parents == b.parents and a.score == b.score
     best = [h["best"] for h in a.stats["history"]]
     assert best == sorted(best)
-    quick = kt.learn(ds, 2, max_iter=50, time_limit=0.0, random_state=1)
+    quick = kt.learn(ds, 2, max_iter=50, time_limit=1e-9, random_state=1)
     assert quick.status == "time_limit" and quick.stats["iterations"] == 1
 
 

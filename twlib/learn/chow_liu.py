@@ -18,7 +18,7 @@ from ..graphs import elimination_width, maximum_spanning_tree, moral_graph, orie
 from ..information import mutual_information_matrix
 from ..network import BayesianNetwork
 from ..scores import network_score
-from .result import LearnResult, check_knowledge
+from .result import LearnResult
 
 __all__ = ["chow_liu_tree", "learn"]
 
@@ -114,7 +114,6 @@ def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bdeu", ess: 
         knowledge.validate(data.names, 1)
         tree = _constrained_tree(data, mi, knowledge)
         parents = _rooted(tree, knowledge, root if root is not None else data.names[0])
-        check_knowledge(knowledge, parents)
     else:
         tree = chow_liu_tree(data, mi)
         parents = orient_tree(tree, root=root if root is not None else data.names[0])
@@ -128,4 +127,5 @@ def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bdeu", ess: 
                        status="complete" if knowledge else "optimal",
                        stats={"score": score, "seconds": time.perf_counter() - start,
                               "i_score": total_mi},
-                       parents=parents, elimination_order=order, width=width, ktree=tree)
+                       parents=parents, elimination_order=order, width=width, ktree=tree,
+                       knowledge=knowledge)

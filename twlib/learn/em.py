@@ -22,7 +22,7 @@ from ..graphs import elimination_width, moral_graph, treewidth_upper_bound
 from ..inference import JunctionTree
 from ..network import BayesianNetwork
 from . import bounded
-from .result import LearnResult, check_knowledge
+from .result import LearnResult, check_time_limit, check_width_bound
 
 __all__ = ["EMResult", "fit_parameters", "observed_bic", "observed_log_likelihood",
            "start_parameters", "structural_em"]
@@ -339,10 +339,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     started = clock.now()
     deadline = started + time_limit
     data = _as_incomplete(data)
-    if not (isinstance(k, (int, np.integer)) and 1 <= k < data.n_vars):
-        raise InputError(f"k must be an integer with 1 <= k < {data.n_vars}, got {k!r}")
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive, got {time_limit!r}")
+    check_width_bound(k, data.n_vars)
+    check_time_limit(time_limit)
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) \
             or max_rounds < 1:
         raise InputError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
@@ -408,11 +406,10 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     width = elimination_width(moral, best_order)
     if width > k:
         raise InternalError(f"the certificate order has width {width} > k = {k}")
-    check_knowledge(knowledge, best.parent_map())
     net = BayesianNetwork(data.names, {v: best.states(v) for v in data.names},
                           best.parent_map(), {v: best.cpt(v) for v in data.names},
                           name=f"sem-{k}")
-    return LearnResult(network=net, score=best_score, status=status,
+    return LearnResult(network=net, score=best_score, status=status, knowledge=knowledge,
                        stats={"history": history, "rounds": len(history) - 1,
                               "seconds": clock.now() - started, "score": "bic",
                               "compile_seconds": clock.compile_seconds() - compiled,

@@ -45,7 +45,7 @@ from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_e
                       moral_graph, treewidth_at_most, treewidth_exact, width_obstruction)
 from ..scores import ParentSetScores
 from .order_graph import best_cost_tables, chosen_for_order, optimal_order, orders_without_pairs
-from .result import LearnResult, check_knowledge, check_width_bound, fit_to_scores, relative_gap
+from .result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "MAX_VARS"]
 
@@ -198,8 +198,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
     """
     started = clock.now()
     check_width_bound(k)
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_time_limit(time_limit)
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0 (percent), got {gap_limit!r}")
     n = pss.n_vars
@@ -289,7 +288,6 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                    for v, ps in _parent_map(best_masks, n).items()}
         if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
             raise InternalError("the search returned a cyclic graph")
-        check_knowledge(pss.knowledge, parents)
         stats = {"seconds": clock.now() - started, "nodes": search.evaluated,
                  "expanded": expanded, "open": len(heap),
                  "obstruction_edges": (min(sizes), max(sizes)) if sizes else None,
@@ -299,7 +297,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                            status=status, stats=stats, parents=parents,
                            elimination_order=[pss.names[v] for v in order],
                            width=elimination_width(graph, order), upper_bound=upper,
-                           gap=relative_gap(best_score, upper))
+                           gap=relative_gap(best_score, upper), knowledge=pss.knowledge)
 
 
 def _certificate(graph, k) -> list:
@@ -351,8 +349,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     """
     data = as_dataset(data)
     check_width_bound(k)
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_time_limit(time_limit)
     if data.n_vars > MAX_VARS:
         raise BudgetExceeded(f"exact_width takes at most {MAX_VARS} variables, the data have "
                              f"{data.n_vars} (twlib.learn.ilp.learn(k=...) goes further)")

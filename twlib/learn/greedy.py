@@ -33,7 +33,7 @@ from ..data import Dataset, as_dataset
 from ..errors import InputError, InternalError
 from ..graphs import topological_order
 from ..scores import ParentSetScores, local_score
-from .result import LearnResult, check_knowledge, fit_to_scores
+from .result import LearnResult, fit_to_scores
 
 __all__ = ["learn", "order_search", "initial_orders", "order_network", "best_parent_graph",
            "fas_weights", "min_cost_fas", "hill_climb", "swap_climb", "INITS"]
@@ -424,7 +424,6 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
     score, parents = order_network(pss, final_orders[best], allowed)
     if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
         raise InternalError("incremental score differs from the order's network score")
-    check_knowledge(pss.knowledge, parents)
     network = fit_to_scores(pss, parents, "order-search")
     stats = {"score": pss.score, "seconds": time.perf_counter() - started,
              "init": init if isinstance(init, str) else "given", "restarts": restarts,
@@ -432,7 +431,8 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
              "trajectories": -trajectories, "best_order": [pss.names[i] for i in final_orders[best]],
              "upper_bound": best_parent_graph(pss).graph["score"]}
     status = "complete"
-    return LearnResult(network=network, score=score, status=status, stats=stats, parents=parents)
+    return LearnResult(network=network, score=score, status=status, stats=stats, parents=parents,
+                       knowledge=pss.knowledge)
 
 
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,

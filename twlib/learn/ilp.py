@@ -71,7 +71,7 @@ from . import order_graph
 from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
                        violated_clusters)
 from .relaxation import lp_bound, scoring_seconds
-from .result import LearnResult, check_knowledge, check_width_bound, fit_to_scores, relative_gap
+from .result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "SolverMissing"]
 
@@ -438,8 +438,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
     pyscipopt = require_scip()
     if k is not None:
         check_width_bound(k)
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_time_limit(time_limit)
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0, got {gap_limit!r}")
     _check_share("relaxation_share", relaxation_share)
@@ -563,7 +562,6 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         parents = fam.named(rows, pss.names)
         if find_cycle({v: list(ps) for v, ps in parents.items()}) is not None:
             raise InternalError("the integer programme returned a cyclic graph")
-        check_knowledge(pss.knowledge, parents)
         score = float(fam.score[rows].sum())
         bound = float(model.getDualbound())
         if relaxation is not None:
@@ -598,7 +596,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         stats["root_gap"] = relative_gap(score, stats["root_bound"])
         return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
                            stats=stats, parents=parents, elimination_order=order, width=width,
-                           upper_bound=bound, gap=relative_gap(score, bound))
+                           upper_bound=bound, gap=relative_gap(score, bound),
+                           knowledge=pss.knowledge)
 
 
 def _relaxation_stats(relaxation: dict) -> dict:
@@ -647,7 +646,7 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
              "relaxation": _relaxation_stats(relaxation)}
     return LearnResult(network=res.network, score=res.score, status=status, stats=stats,
                        parents=res.parents, elimination_order=res.elimination_order,
-                       width=res.width, upper_bound=bound, gap=gap)
+                       width=res.width, upper_bound=bound, gap=gap, knowledge=res.knowledge)
 
 
 class _Helper:
@@ -864,8 +863,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     if isinstance(max_parents, bool) or not isinstance(max_parents, (int, np.integer)) \
             or max_parents < 0:
         raise InputError(f"max_parents must be an integer >= 0, got {max_parents!r}")
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_time_limit(time_limit)
     _check_share("relaxation_share", relaxation_share)
     with clock.interruptible():
         started = clock.now()
@@ -893,7 +891,6 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
                     relaxation_share=relaxation_share, verbose=verbose)
         res.stats["scoring_seconds"] = scoring
         res.stats["seconds"] = clock.now() - started
-        check_knowledge(knowledge, res.parents)
         return res
 
 

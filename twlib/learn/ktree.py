@@ -30,7 +30,7 @@ from ..knowledge import KnowledgeConflict
 from ..information import mutual_information_matrix
 from ..scores import ParentSetScores
 from . import greedy, order_graph
-from .result import LearnResult, check_knowledge
+from .result import LearnResult, check_time_limit, check_width_bound
 
 __all__ = ["KTreeSearch", "guided_ktree", "best_ktree", "top_k_information", "clique_families",
            "best_dag_in_ktree", "required_frame", "learn", "KTREE_SEARCHES"]
@@ -388,7 +388,6 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
     width = elimination_width(moral_graph(res.parents), order)
     if width > k:
         raise InternalError(f"a DAG inside the {k}-tree has width {width} under its order")
-    check_knowledge(pss.knowledge, res.parents)
     res.elimination_order, res.width, res.ktree = order, width, ktree
     res.stats["seconds"] = clock.now() - started
     res.stats["dag_method"] = "exact" if res.status == "optimal" else "greedy"
@@ -396,12 +395,11 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess
 
 
 # ----------------------------------------------------------------- Algorithm 2
-def _check_learn(data, k, ktree_search):
+def _check_learn(data, k, ktree_search, time_limit):
     if data.n_vars < 2:
         raise InputError(f"learning a network needs at least two variables, got {data.n_vars}")
-    if not 1 <= k < data.n_vars:
-        raise InputError(f"the tree-width bound must satisfy 1 <= k < n = {data.n_vars}, "
-                         f"got k={k}")
+    check_width_bound(k, data.n_vars)
+    check_time_limit(time_limit)
     if ktree_search not in KTREE_SEARCHES:
         raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
 
@@ -443,7 +441,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: flo
     (True, 3)
     """
     data = as_dataset(data)
-    _check_learn(data, k, ktree_search)
+    _check_learn(data, k, ktree_search, time_limit)
     knowledge = knowledge.validate(data.names, k) if knowledge else None
     frame = None if knowledge is None else required_frame(knowledge, data.names, k)
     with clock.interruptible():

@@ -32,7 +32,7 @@ from ..bitsets import popcount
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError, WrongType
 from ..scores import ParentSetScores
-from .result import LearnResult, check_knowledge, fit_to_scores
+from .result import LearnResult, fit_to_scores
 
 __all__ = ["learn", "dp", "astar", "best_parents", "remaining_cost_table", "optimal_order",
            "order_dp", "order_dp_tables", "best_cost_tables",
@@ -645,10 +645,9 @@ def _astar_path(node_leaf, node_prev, u) -> list:
 
 def _result(problem, parents, score, status, stats, started):
     pss = problem.pss
-    check_knowledge(pss.knowledge, parents)
     stats = dict(stats, score=pss.score, seconds=time.perf_counter() - started)
     return LearnResult(network=fit_to_scores(pss, parents, "order-graph"), score=score,
-                       status=status, stats=stats, parents=parents)
+                       status=status, stats=stats, parents=parents, knowledge=pss.knowledge)
 
 
 def dp(pss: ParentSetScores, *, max_memory_gb: float = 4.0) -> LearnResult:

@@ -42,6 +42,7 @@ from .. import clock
 from ..bitsets import from_bool_rows, to_bool_rows
 from ..errors import InputError, InternalError
 from ..scores import ParentSetScores
+from .result import check_time_limit
 from .clusters import (cluster_families, packing_families, require_scip, violated_clusters,
                        violated_packings)
 
@@ -265,8 +266,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     >>> out["converged"], out["bound"] >= out["lp"] - 1e-6
     (True, True)
     """
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_time_limit(time_limit)
     if packing not in (2, 3, 4):
         raise InputError(f"packing must be 2, 3 or 4 (the largest packed set), got {packing!r}")
     started = clock.now()

@@ -170,10 +170,7 @@ def bootstrap(data, k: int, n_resamples: int = 100, *, threshold: float = 0.5,
         ``n_resamples`` says how many, and ``stats["interrupted"]`` is set.
     """
     data = as_dataset(data)
-    check_width_bound(k)
-    if not 1 <= k < data.n_vars:
-        raise InputError(f"the tree-width bound must satisfy 1 <= k < n = {data.n_vars}, "
-                         f"got k={k}")
+    check_width_bound(k, data.n_vars)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
             or n_resamples < 1:
         raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")

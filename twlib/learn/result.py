@@ -9,7 +9,7 @@ from ..errors import InputError, InternalError
 from ..network import BayesianNetwork
 
 __all__ = ["LearnResult", "fit_to_scores", "relative_gap", "check_width_bound",
-           "check_knowledge"]
+           "check_time_limit", "check_knowledge"]
 
 
 @dataclass
@@ -41,6 +41,10 @@ class LearnResult:
         For learners that prove one: a score no admissible network exceeds, and
         the distance of ``score`` from it in percent of ``|score|`` (as MIP
         solvers report a relative gap).
+    knowledge
+        The :class:`~twlib.knowledge.Knowledge` the learner honoured, or None;
+        ``parents`` is checked against it when the record is made, as ``width``
+        is against ``k``.
     """
 
     network: BayesianNetwork | None
@@ -54,6 +58,11 @@ class LearnResult:
     upper_bound: float | None = None
     gap: float | None = None
     model: object | None = None
+    knowledge: object | None = None
+
+    def __post_init__(self):
+        if self.knowledge is not None and self.parents is not None:
+            check_knowledge(self.knowledge, self.parents)
 
 
 def fit_to_scores(pss, parents: dict, name: str):
@@ -79,10 +88,35 @@ def relative_gap(score: float, bound: float) -> float:
     return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
 
 
-def check_width_bound(k) -> None:
-    """Raise InputError unless ``k`` is an integer tree-width bound ``>= 1``."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k:
+def check_width_bound(k, n_vars: int | None = None) -> None:
+    """Raise InputError unless ``k`` is an integer tree-width bound ``>= 1`` (and
+    ``< n_vars`` when given: a bound of ``n - 1`` binds nothing).
+
+    >>> check_width_bound(2, n_vars=3)
+    >>> check_width_bound(3, n_vars=3)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: the tree-width bound must be an integer with 1 <= k < n = 3, got k=3
+    """
+    whole = not isinstance(k, bool) and isinstance(k, (int, np.integer))
+    if n_vars is None and not (whole and k >= 1):
         raise InputError(f"the tree-width bound must be an integer k >= 1, got k={k!r}")
+    if n_vars is not None and not (whole and 1 <= k < n_vars):
+        raise InputError(f"the tree-width bound must be an integer with 1 <= k < n = {n_vars}, "
+                         f"got k={k!r}")
+
+
+def check_time_limit(time_limit) -> None:
+    """Raise InputError unless ``time_limit`` is a positive number of seconds.
+
+    >>> check_time_limit(0)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: time_limit must be a positive number of seconds, got 0
+    """
+    number = not isinstance(time_limit, bool) and isinstance(time_limit, (int, float, np.number))
+    if not (number and time_limit > 0):
+        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
 
 
 def check_knowledge(knowledge, parents: dict) -> None:

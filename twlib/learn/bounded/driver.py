@@ -12,7 +12,7 @@ from ...graphs import elimination_width, moral_graph, treewidth_exact
 from ...network import BayesianNetwork
 from ...parallel import worker_count
 from ...scores import FamilyScorer, ParentSetScores
-from ..result import LearnResult, check_knowledge, relative_gap
+from ..result import LearnResult, check_time_limit, check_width_bound, relative_gap
 from .bounds import upper_bound
 from ..relaxation import lp_bound, scoring_seconds
 from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
@@ -34,11 +34,8 @@ def _check(data: Dataset, k, time_limit, max_iter):
     n = data.n_vars
     if n < 2:
         raise InputError(f"learning a network needs at least two variables, got {n}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < n:
-        raise InputError(f"the tree-width bound must be an integer with 1 <= k < n = {n}, "
-                         f"got k={k!r}")
-    if not time_limit > 0:
-        raise InputError(f"time_limit must be positive (seconds), got {time_limit!r}")
+    check_width_bound(k, n)
+    check_time_limit(time_limit)
     if max_iter is not None and not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
         raise InputError(f"max_iter (hill-climbing restarts) must be an integer >= 1 or None, "
                          f"got {max_iter!r}")
@@ -295,7 +292,6 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, knowled
     parents_idx, order, value = best
     names = list(data.names)
     parents = {names[v]: [names[p] for p in ps] for v, ps in enumerate(parents_idx)}
-    check_knowledge(knowledge, parents)
     moral = moral_graph(parents)
     moral.add_nodes_from(names)
     order_names = [names[int(v)] for v in order]
@@ -316,4 +312,4 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, knowled
         stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
     return LearnResult(network=network, score=value, status=status, stats=stats,
                        parents=parents, elimination_order=order_names, width=width,
-                       upper_bound=bound, gap=gap)
+                       upper_bound=bound, gap=gap, knowledge=knowledge)
