@@ -6,7 +6,7 @@ tightest proved upper bound that fits the budget:
 
 * ``exact start``: the order-graph optimum over in-degree <= k (up to 20 variables);
 * ``lp``: the LP relaxation of the integer programme over every parent set of
-  at most k parents (``learn.relaxation.lp_bound``), when scoring those sets is
+  at most k parents (``learn.ilp.relaxation.lp_bound``), when scoring those sets is
   estimated to take at most ``--seconds``; the relaxation then gets ``--lp-seconds``;
 * ``data-free``: ``learn.bounded.upper_bound``, always.
 
@@ -28,7 +28,7 @@ import pandas as pd
 
 from twlib.datasets import DENSITY_SETS, load_table
 from twlib.learn import bounded, order_graph
-from twlib.learn.relaxation import lp_bound, scoring_seconds
+from twlib.learn.ilp.relaxation import lp_bound, scoring_seconds
 from twlib.scores import FamilyScorer, ParentSetScores
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "results" / "ch09_bounded.csv"

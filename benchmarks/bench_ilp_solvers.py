@@ -20,7 +20,8 @@ import pandas as pd
 
 from twlib import datasets
 from twlib.graphs import find_cycle
-from twlib.learn import clusters, ilp
+from twlib.learn import ilp
+from twlib.learn.ilp import clusters
 from twlib.scores import ParentSetScores
 
 QUICK = ["zoo", "voting", "child"]
@@ -39,7 +40,7 @@ def highs_row_generation(pss: ParentSetScores, time_limit: float):
     Returns (score or None on the time limit, seconds, MIP solves)."""
     import highspy
     started = time.perf_counter()
-    fam = ilp._Families(pss)
+    fam = ilp.programme._Families(pss)
     m = len(fam.score)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.graphs import elimination_width, moral_graph, treewidth_exact
-from twlib.learn import bounded, clusters, ilp, order_graph, relaxation
+from twlib.learn import bounded, ilp, order_graph
+from twlib.learn.ilp import clusters, relaxation
 from twlib.scores import ParentSetScores
 
 from .naive import best_network_of_width, dense_binary_data
@@ -175,11 +176,11 @@ def _sink_order_twin(fam, values):
 def test_sink_heuristic_gives_an_acyclic_network_best_for_its_order(seed, n):
     data = _random_data(seed, n)
     pss = ParentSetScores(data, max_parents=2)
-    fam = ilp._Families(pss)
+    fam = ilp.programme._Families(pss)
     values = np.random.default_rng(seed).random(len(fam.score))
-    order = ilp._sink_order(fam.child, fam.parents, fam.score, values, fam.n)
+    order = ilp.programme._sink_order(fam.child, fam.parents, fam.score, values, fam.n)
     assert order.tolist() == _sink_order_twin(fam, values)
-    rows = ilp._best_rows_for_order(fam, order)
+    rows = ilp.programme._best_rows_for_order(fam, order)
     position = {int(v): i for i, v in enumerate(order)}
     for v, j in enumerate(rows):
         assert all(position[int(u)] < position[v] for u in np.flatnonzero(fam.members[j]))
@@ -194,7 +195,7 @@ def test_sink_heuristic_gives_an_acyclic_network_best_for_its_order(seed, n):
 def test_bounded_optimum_is_the_exhaustive_optimum(dp_vars, seed, k, n_vars):
     pss = ParentSetScores(dense_binary_data(seed, n_vars), max_parents=k + 1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ilp, "_DP_BOUND_VARS", dp_vars)
+        patch.setattr(ilp.programme, "_DP_BOUND_VARS", dp_vars)
         res = ilp.solve(pss, k=k, time_limit=60)
     assert res.status == "optimal"
     assert res.score == pytest.approx(best_network_of_width(pss, k), rel=1e-9, abs=1e-7)
@@ -317,9 +318,9 @@ def test_helper_process_solves_the_restricted_programme(monkeypatch):
     solve that starts it (threshold lowered) still proves the same optimum."""
     data = _random_data(3, 8)
     pss = ParentSetScores(data, max_parents=2)
-    fam = ilp._Families(pss)
-    start_rows = ilp._start_rows(fam, {}, pss)
-    helper = ilp._Helper(pss, fam, np.arange(len(fam.score)), start_rows, seconds=30)
+    fam = ilp.programme._Families(pss)
+    start_rows = ilp.programme._start_rows(fam, {}, pss)
+    helper = ilp.programme._Helper(pss, fam, np.arange(len(fam.score)), start_rows, seconds=30)
     helper._process.wait()
     parents = helper.receive()
     assert helper.receive() is None                       # handed over once
@@ -328,7 +329,7 @@ def test_helper_process_solves_the_restricted_programme(monkeypatch):
     optimum = order_graph.dp(pss).score
     score = sum(pss.score_of(v, list(ps)) for v, ps in parents.items())
     assert score == pytest.approx(optimum, abs=1e-6)
-    monkeypatch.setattr(ilp, "_HELPER_FAMILIES", 0)
+    monkeypatch.setattr(ilp.programme, "_HELPER_FAMILIES", 0)
     res = ilp.solve(pss, time_limit=60, start={})
     assert res.score == pytest.approx(optimum, abs=1e-6) and "helper" in res.stats
 
@@ -342,7 +343,7 @@ def test_restricted_programme_keeps_a_valid_bound(monkeypatch, k):
     pss = ParentSetScores(data, max_parents=2)
     optimum = (order_graph.dp(pss).score if k is None
                else ilp.solve(pss, k=k, time_limit=60).score)
-    monkeypatch.setattr(ilp, "_BRANCH_AND_CUT_FAMILIES", 0)
+    monkeypatch.setattr(ilp.programme, "_BRANCH_AND_CUT_FAMILIES", 0)
     res = ilp.solve(pss, k=k, time_limit=60, start={})
     assert res.stats["restricted"]["families"] < len(pss) == res.stats["candidate_sets"]
     assert res.score == pytest.approx(

@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.learn import bounded, order_graph
-from twlib.learn.relaxation import lp_bound, scoring_seconds
+from twlib.learn.ilp.relaxation import lp_bound, scoring_seconds
 from twlib.network import random_network
 from twlib.scores import ParentSetScores
 

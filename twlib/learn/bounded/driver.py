@@ -14,7 +14,7 @@ from ...parallel import worker_count
 from ...scores import FamilyScorer, ParentSetScores
 from ..result import LearnResult, check_time_limit, check_width_bound, relative_gap
 from .bounds import upper_bound
-from ..relaxation import lp_bound, scoring_seconds
+from ..ilp.relaxation import lp_bound, scoring_seconds
 from .search import (RunLog, climb_and_polish, climb_race, iterated_local_search, no_checks,
                      no_tally)
 from .starts import DP_MAX_VARS, exact_start, given_start, ktree_start, prune_to_width

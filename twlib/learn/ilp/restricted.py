@@ -1,6 +1,6 @@
 """The helper process of :func:`twlib.learn.ilp.solve`: the programme over a few families.
 
-``python -m twlib.learn.restricted TASK ANSWER`` reads the pickled task (the
+``python -m twlib.learn.ilp.restricted TASK ANSWER`` reads the pickled task (the
 restricted :class:`~twlib.scores.ParentSetScores`, a start, seconds), solves the
 programme over those families only, and pickles the network's parents to ``ANSWER``.
 """
@@ -10,7 +10,7 @@ import os
 import pickle
 import sys
 
-from .ilp import solve
+from .programme import solve
 
 
 def main(task_path: str, answer_path: str) -> None:

@@ -12,9 +12,9 @@ The relaxation keeps every candidate set that the proved pruning of
 variables at ``k = 3``), so it is solved over a few of them at a time: the
 *restricted* programme is solved by SoPlex (through pyscipopt), every column's
 reduced cost is priced from its duals, the best columns join, and violated
-cluster constraints join as cuts (:func:`twlib.learn.clusters.violated_clusters`),
+cluster constraints join as cuts (:func:`twlib.learn.ilp.clusters.violated_clusters`),
 with violated set-packing rows of three and four variables
-(:func:`twlib.learn.clusters.violated_packings`): at most one member of such a
+(:func:`twlib.learn.ilp.clusters.violated_packings`): at most one member of such a
 set has all the others as parents.
 
 Any weights ``lam[C] >= 0`` on the cluster constraints and ``mu[D] >= 0`` on the
@@ -38,17 +38,16 @@ import math
 import numba as nb
 import numpy as np
 
-from .. import clock
-from ..bitsets import from_bool_rows, to_bool_rows
-from ..errors import InputError, InternalError
-from ..scores import ParentSetScores
-from .result import check_time_limit
+from ... import clock
+from ...bitsets import from_bool_rows, to_bool_rows
+from ...errors import InputError, InternalError
+from ...scores import ParentSetScores
+from ..result import check_time_limit
 from .clusters import (cluster_families, packing_families, require_scip, violated_clusters,
                        violated_packings)
 
-# (parent sets x rows) that ParentSetScores counts per second on this project's
-# 2-core machine: plants (69 variables, 17,412 rows) at in-degree <= 3, 3.6 million
-# sets in 38 s.  Only used to decide whether the bound fits a time budget.
+# (parent sets x rows) that ParentSetScores counts per second on the reference 2-core
+# machine (Chapter 10); only used to decide whether the bound fits a time budget
 SCORING_RATE = 1.6e9
 
 _TOL = 1e-7            # reduced costs and violations below this are zero
@@ -245,9 +244,7 @@ def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: b
     rules only), the bound holds for every network of tree-width ``<= k``.
     ``packing`` is the largest set whose set-packing row is separated (3 or 4;
     2 leaves the cluster constraints alone, whose pairs are the same rows).
-    On 10,000-row samples (in-degree <= 3, BIC) the packing rows take the
-    relaxation of ALARM from -104,429 to -105,013, of BARLEY from -538,860 to
-    -553,309, and of WIN95PTS from -89,881 to -90,727.
+    The packing rows tighten the bound markedly on large tables (Chapter 10).
 
     Returns a dict: ``bound`` (the smallest Lagrangian bound met), ``lp`` (the
     restricted programme's last value), ``converged`` (no column priced in and

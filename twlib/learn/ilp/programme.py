@@ -12,12 +12,12 @@ variable whose parents all lie outside ``C``::
 There are exponentially many cluster constraints, so they are added as cutting
 planes by a SCIP constraint handler: an integral solution with a cycle is cut
 off by the cluster of that cycle; a fractional LP solution is searched for
-violated clusters by :func:`~twlib.learn.clusters.violated_clusters` (greedy
+violated clusters by :func:`~twlib.learn.ilp.clusters.violated_clusters` (greedy
 peeling, then, at the root, an exact search).  Acyclicity itself is checked on
 every candidate solution, so the cuts only have to be strong, never complete.
 A primal heuristic (GOBNILP's sink finding) turns every node's LP point into an
 acyclic network.  Before the branch and cut, the LP relaxation is solved by
-column generation (:func:`~twlib.learn.relaxation.lp_bound`) over a few
+column generation (:func:`~twlib.learn.ilp.relaxation.lp_bound`) over a few
 families at a time, and the cuts it needed (cluster constraints and GOBNILP's
 set-packing rows of three and four variables) enter SCIP's first LP as rows:
 SCIP's own root loop, re-solving an LP over every family, stalls long before
@@ -61,49 +61,41 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
-from .. import clock
-from ..data import Dataset, as_dataset
-from ..errors import InputError, InternalError
-from ..graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
+from ... import clock
+from ...data import Dataset, as_dataset
+from ...errors import InputError, InternalError
+from ...graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
-from ..scores import ParentSetScores
-from . import order_graph
+from ...scores import ParentSetScores
+from .. import order_graph
+from ..result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
                        violated_clusters)
 from .relaxation import lp_bound, scoring_seconds
-from .result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 
 __all__ = ["learn", "solve", "SolverMissing"]
 
 _EPS = 1e-6          # a heuristic's network must beat the incumbent by more than this
-# After this many calls in a row without a better network, the sink heuristic runs at
-# one call in _SINK_BACKOFF: on ALARM its 3,112 calls after the start found nothing
-# and took 6 of 74 s.
+# The sink heuristic runs at every node until this many calls in a row find nothing better,
+# then at one call in _SINK_BACKOFF: after a good start it seldom finds anything, and each
+# call costs an order search
 _SINK_PATIENCE = 50
 _SINK_BACKOFF = 10
-# Depth-first orders start WIN95PTS (10,000 rows, in-degree <= 3) 1,690 points above
-# feedback-arc-set orders, and are ahead on ALARM, BARLEY and HEPAR2 too.  More of them keep
-# paying on WIN95PTS: 100 restarts give -94,777; rounds of 1,000 (seeds 0, 1, ...) reach
-# -94,557 by the fourth and -94,493 by the eleventh, where ten minutes of branch and cut had
-# found nothing better than the start.  ALARM, BARLEY and HEPAR2 stop improving after 3, 4
-# and 4 rounds (the last two pick up a little after ten idle rounds).
+# The start: depth-first orders beat feedback-arc-set orders on large tables and keep paying
+# in rounds, so they run in rounds until _DFS_PATIENCE rounds in a row find nothing better
 _DFS_ROUND = 1_000
 _DFS_PATIENCE = 2
-# Above this many families, a second process solves the programme over the relaxation's
-# columns and the start's families alone and hands its network over.  On WIN95PTS
-# (108,940 families; 2,975 in the relaxation) that programme finds -94,050 in four
-# minutes, where the whole one finds nothing better than its start (-94,557) in ten.
+# Above this many families, a helper process solves the programme over the relaxation's
+# columns and the start's families, which finds networks the whole programme does not
+# reach in the same time
 _HELPER_FAMILIES = 20_000
-# Above this many families, the branch and cut runs over the relaxation's columns and the
-# start's families alone, and the relaxation (with _RESTRICTED_RELAXATION_SHARE of the time)
-# gives the bound.  Plants at in-degree <= 3 (2.7 million families): the whole programme
-# took 100 s and 9 GB to build before SCIP's first LP, with a 60-s limit.
+# Above this many families even building SCIP's programme costs more than the search is
+# worth: the branch and cut runs over the relaxation's columns and the start's families, and
+# the relaxation (with _RESTRICTED_RELAXATION_SHARE of the time) gives the bound
 _BRANCH_AND_CUT_FAMILIES = 1_000_000
 _RESTRICTED_RELAXATION_SHARE = 0.5
-# Under k, up to this many variables the order-graph DP's optimum without the bound (2 s and
-# 0.4 GB on mushroom's 22) caps the objective: on Table 1 at k = 4 it is tighter than the
-# programme's own bound after 300 s on every data set (mushroom: 1.5 % from the incumbent
-# against 9.1 %).
+# Under k, up to this many variables the order-graph DP's optimum without the bound caps the
+# objective: the width formulation's own LP bound is weak
 _DP_BOUND_VARS = 22
 # ... when a quarter of the time limit covers it, the DP's time doubling with each variable
 _DP_SECONDS_AT_22 = 2.0
@@ -399,7 +391,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         the tightest cluster cuts give); deeper nodes use the peeling only.
     relaxation_share : float
         At most this share of ``time_limit`` first goes to the LP relaxation by
-        column generation (:func:`~twlib.learn.relaxation.lp_bound`); its
+        column generation (:func:`~twlib.learn.ilp.relaxation.lp_bound`); its
         cluster cuts and set-packing rows enter the first LP as rows
         and its bound caps the one reported.  0 leaves the cuts to the branch and cut alone.
         On more than a million families it gets at least half the time, and
@@ -415,7 +407,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         joins the search as an incumbent (``stats["helper"]``).  It runs on a
         second core; 0 turns it off.
     relaxation : dict, optional
-        A result of :func:`~twlib.learn.relaxation.lp_bound` over these
+        A result of :func:`~twlib.learn.ilp.relaxation.lp_bound` over these
         families or more, to use instead of solving one: its cuts enter the
         first LP and its bound caps the one reported (no helper then).
 
@@ -479,23 +471,17 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         model.setParam("limits/gap", float(gap_limit))
         model.setParam("parallel/maxnthreads", int(threads))
         model.setParam("randomization/randomseedshift", 0)
-        # strong branching re-solves LPs of thousands of columns plus cuts: a twentieth of SCIP's
-        # default iteration budget for it took ALARM from 69.5 to 54.5 s (a tenth: 63 -> 51 s in an
-        # earlier measurement), BARLEY and HEPAR2 unchanged
+        # strong branching re-solves LPs of thousands of columns plus cuts: a small share of
+        # SCIP's iteration budget, and a small fixed allowance past it (Chapter 10 has the
+        # times behind these settings)
         model.setParam("branching/relpscost/sbiterquot", 0.05)
-        # ... and past that share, SCIP still grants strong branching 100,000 iterations of its
-        # own, at a thousand a second on wdbc's dense rows: 114 of its 153 s.  With 10,000,
-        # wdbc (BDeu, in-degree <= 3) is proved in 66 s and ALARM in 26 s (45 s before)
         model.setParam("branching/relpscost/sbiterofs", 10_000)
-        # conflict diving's first dive on wdbc ran 167 s and found nothing (ALARM: 0.5 s)
-        model.setParam("heuristics/conflictdiving/freq", -1)
-        # three more of SCIP's heuristics found nothing at WIN95PTS's root in 165 s (farkas diving
-        # 66 s, the feasibility pump 63 s, clique 36 s); the sink heuristic and the start do better
-        for name in ("farkasdiving", "feaspump", "clique"):
+        # these heuristics spend minutes at the root of large tables and find nothing the sink
+        # heuristic and the start do not
+        for name in ("conflictdiving", "farkasdiving", "feaspump", "clique"):
             model.setParam(f"heuristics/{name}/freq", -1)
-        # with the relaxation's cuts the root bound fixes many families by reduced cost, and each
-        # restart that follows re-runs the root's separation: HEPAR2 restarted 8 times (72 s);
-        # one restart allowed, 24 s
+        # with the relaxation's cuts the root bound fixes many families by reduced cost, and
+        # every restart re-runs the root's separation
         model.setParam("presolving/maxrestarts", 1)
         xs = [model.addVar(vtype="B", obj=float(s), name=f"x{j}") for j, s in enumerate(fam.score)]
         for x in xs:
@@ -651,7 +637,7 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
 
 class _Helper:
     """The restricted programme in a second process (``python -m
-    twlib.learn.restricted``): started with the families ``rows``, polled for its
+    twlib.learn.ilp.restricted``): started with the families ``rows``, polled for its
     network whenever SCIP solves an LP."""
 
     def __init__(self, pss: ParentSetScores, fam: _Families, rows, start_rows, seconds):
@@ -664,7 +650,8 @@ class _Helper:
         # a fresh interpreter, not multiprocessing: no fork of SCIP's or numba's threads,
         # and no re-import of the caller's script
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "twlib.learn.restricted", str(task), str(self._answer)],
+            [sys.executable, "-m", "twlib.learn.ilp.restricted", str(task),
+             str(self._answer)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._delivered = False
         self.stats = {"families": len(rows), "seconds": seconds, "score": None,
@@ -842,7 +829,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     goes to the LP relaxation).  ``executor`` scores the candidate sets on
     its workers (:mod:`twlib.parallel`).  The scoring runs to its end whatever
     ``time_limit`` says; a ``RuntimeWarning`` says so first when it is
-    estimated to take longer (:func:`~twlib.learn.relaxation.scoring_seconds`).
+    estimated to take longer (:func:`~twlib.learn.ilp.relaxation.scoring_seconds`).
     ``knowledge`` (:class:`twlib.knowledge.Knowledge`) keeps only the family
     columns it allows (a required arc fixes its child's columns to those that
     hold it), so ``"optimal"`` proves the optimum among the networks it allows;
@@ -895,12 +882,10 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
 
 
 def _auto_start(data, pss, k, score, ess, time_limit, knowledge=None):
-    from . import bounded
+    from .. import bounded
     if k is None:
         return _greedy_start(pss, time_limit).parents
-    # the programme under k seldom betters its start (never on Table 1 at k = 4): at a quarter of
-    # the time, at most 60 s, wall-following's incumbent rose 232 points and spectf's 9 over a
-    # tenth, and no table's fell
+    # the programme under k seldom betters its start, so the start gets a real share of the time
     return bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit,
                                    knowledge=knowledge)
 
@@ -918,7 +903,7 @@ def _greedy_start(pss: ParentSetScores, time_limit: float) -> LearnResult:
     >>> _greedy_start(pss, 10).score >= fas.score
     True
     """
-    from . import greedy
+    from .. import greedy
     started = clock.now()
     best = greedy.order_search(pss, "fas", restarts=5, random_state=0)
     idle = 0

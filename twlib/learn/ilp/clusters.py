@@ -11,7 +11,7 @@ its heavier arcs) first, then, when that finds none, an exact search for the
 most violated clusters: a compiled branch and bound, and should it run out of
 nodes, a small sub-IP (Bartlett & Cussens 2017, section 5).  Both the
 branch and cut of :mod:`twlib.learn.ilp` and the LP relaxation of
-:mod:`twlib.learn.relaxation` use them.
+:mod:`twlib.learn.ilp.relaxation` use them.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import networkx as nx
 import numba as nb
 import numpy as np
 
-from ..errors import TwlibError
+from ...errors import TwlibError
 
 __all__ = ["SolverMissing", "require_scip", "cluster_families", "cluster_violation",
            "violated_clusters", "packing_families", "violated_packings"]
