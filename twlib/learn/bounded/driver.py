@@ -307,9 +307,10 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, knowled
     if bound is not None:
         gap = (0.0 if status == "optimal"
                else relative_gap(value, bound))
-    stats = dict(stats, score=score, seconds=clock.now() - started, k=k)
+    stats = dict(stats, score=score, k=k)
     if data.n_vars <= DP_MAX_VARS:
         stats["treewidth"] = treewidth_exact(moral, max_nodes=DP_MAX_VARS)[0]
+    stats["seconds"] = clock.now() - started       # all of the call after the checks
     return LearnResult(network=network, score=value, status=status, stats=stats,
                        parents=parents, elimination_order=order_names, width=width,
                        upper_bound=bound, gap=gap, knowledge=knowledge)
