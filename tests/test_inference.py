@@ -68,8 +68,9 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
     for method, path in zip(graphs.ORDER_METHODS, paths):
         jt = JunctionTree(net, order_method=method)
         with pytest.MonkeyPatch.context() as patch:    # every message path on small tables
-            patch.setattr(inference, "FUSED_FROM_ENTRIES", 0 if path == "fused" else 1 << 30)
-            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES",
+            patch.setattr(inference.junction_tree, "FUSED_FROM_ENTRIES",
+                          0 if path == "fused" else 1 << 30)
+            patch.setattr(inference.junction_tree, "COMPILED_UP_TO_ENTRIES",
                           1 << 30 if path == "compiled" else -1)
             got = jt.posteriors(evidence)
         for v in net.variables:
@@ -85,7 +86,7 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
 
 @pytest.mark.parametrize("fused_from", [0, 1 << 30])
 def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
-    monkeypatch.setattr(inference, "FUSED_FROM_ENTRIES", fused_from)
+    monkeypatch.setattr(inference.junction_tree, "FUSED_FROM_ENTRIES", fused_from)
     net = datasets.load_network("alarm")
     jt = JunctionTree(net)
     rng = np.random.default_rng(3)

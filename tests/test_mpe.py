@@ -43,7 +43,8 @@ def test_mpe_equals_brute_force(seed, n_vars, n_evidence, zeros):
     jt = JunctionTree(net)
     for compiled in (True, False):                # one set: compiled pass, or the batch path
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(inference, "COMPILED_UP_TO_ENTRIES", 1 << 30 if compiled else -1)
+            patch.setattr(inference.junction_tree, "COMPILED_UP_TO_ENTRIES",
+                          1 << 30 if compiled else -1)
             if joint.max() == 0:
                 with pytest.raises(ZeroEvidenceError):
                     jt.mpe(evidence)
@@ -215,7 +216,7 @@ def test_compiled_log_values_equal_the_models_own(seed):
     net = random_network(6, n_arcs=8, max_in=3, arities=[2, 3, 2, 4, 2, 3], random_state=seed)
     model = FactorModel.from_network(net)
     rows = net.sample(20, random_state=seed).values.astype(np.int64)
-    fast = inference._log_values(*JunctionTree(net)._factor_index(), rows)
+    fast = inference.kernels.log_values(*JunctionTree(net)._factor_index(), rows)
     assert np.allclose(fast, model.log_values(rows), rtol=0, atol=1e-12)
     assert np.allclose(fast, log_joint(net, rows), atol=1e-12)
     with pytest.raises(InputError, match="out of range"):

@@ -5,19 +5,19 @@ Every error the library raises on purpose derives from :class:`TwlibError`, so
 from the built-in exception a Python user would expect, so existing
 ``except ValueError`` / ``except MemoryError`` code keeps working:
 
-=====================  =========================  ====================================
-class                  also a                     raised when
-=====================  =========================  ====================================
-``InputError``         ``ValueError``             an argument or data value is invalid
-``UnknownName``        ``InputError, KeyError``   a variable or state name is unknown
-``WrongType``          ``InputError, TypeError``  an argument has the wrong type
-``FormatError``        ``InputError``             a file is malformed (names file, line)
-``ZeroEvidenceError``  ``InputError``             the evidence has probability zero
-``BudgetExceeded``     ``MemoryError``            a computation would pass its memory
-                                                  or state budget
-``DataNotFound``       ``FileNotFoundError``      a file or bundled data set is absent
-``InternalError``      ``AssertionError``         a self-check failed (a bug: report it)
-=====================  =========================  ====================================
+========================  =========================  ======================================
+class                     also a                     raised when
+========================  =========================  ======================================
+``InputError``            ``ValueError``             an argument or data value is invalid
+``UnknownName``           ``InputError, KeyError``   a variable or state name is unknown
+``WrongType``             ``InputError, TypeError``  an argument has the wrong type
+``FormatError``           ``InputError``             a file is malformed (names file, line)
+``ZeroEvidenceError``     ``InputError``             the evidence has probability zero
+``BudgetExceeded``        ``MemoryError``            a computation would pass its budget
+``MemoryBudgetExceeded``  ``BudgetExceeded``         exact inference would pass its memory
+``DataNotFound``          ``FileNotFoundError``      a file or bundled data set is absent
+``InternalError``         ``AssertionError``         a self-check failed (a bug: report it)
+========================  =========================  ======================================
 
 >>> import twlib
 >>> try:
@@ -29,7 +29,8 @@ DataNotFound
 from __future__ import annotations
 
 __all__ = ["TwlibError", "InputError", "UnknownName", "WrongType", "FormatError",
-           "ZeroEvidenceError", "BudgetExceeded", "DataNotFound", "InternalError"]
+           "ZeroEvidenceError", "BudgetExceeded", "MemoryBudgetExceeded", "DataNotFound",
+           "InternalError"]
 
 
 class TwlibError(Exception):
@@ -61,6 +62,10 @@ class ZeroEvidenceError(InputError):
 
 class BudgetExceeded(TwlibError, MemoryError):
     """The computation would need more memory (or search states) than its budget allows."""
+
+
+class MemoryBudgetExceeded(BudgetExceeded):
+    """Exact inference would need more memory than allowed."""
 
 
 class DataNotFound(TwlibError, FileNotFoundError):

@@ -1,208 +1,32 @@
-"""Exact inference in discrete Bayesian networks: variable elimination and junction trees.
+"""The junction tree: built once per network, calibrated once, updated per evidence set.
 
-* :class:`Factor`: a table over named variables (numpy), with product,
-  marginalisation and reduction by evidence.
-* :func:`variable_elimination`: ``P(Q | e)`` for one query set.
-* :class:`JunctionTree`: built once per network along an elimination order
-  of small total table size, calibrated once without evidence, then updated
-  per evidence set by Hugin propagation that touches only the cliques the
-  evidence and the question reach.  Tables are normalised as they go and their
-  scales accumulated in log space, so long chains do not underflow and
-  ``P(e)`` is exact.  :meth:`JunctionTree.posteriors_batch` answers many
-  evidence sets at once, vectorised over a leading axis.
-
-Evidence is a dict ``{variable: state}`` with the state given by its label or
-its index.
+The tree is built along an elimination order of small total table size and
+calibrated once without evidence; each evidence set then runs Hugin propagation
+that touches only the cliques the evidence and the question reach.  Tables are
+normalised as they go and their scales accumulated in log space, so long chains
+do not underflow and ``P(e)`` is exact.  :meth:`JunctionTree.posteriors_batch`
+answers many evidence sets at once, vectorised over a leading axis; MPE is the
+same tree with maxima (:meth:`JunctionTree.mpe`).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import networkx as nx
-import numba as nb
 import numpy as np
 from tqdm.auto import tqdm
 
-from .errors import BudgetExceeded, InputError, UnknownName
-from .factors import Factor, FactorModel, ZeroEvidenceError, labelled_einsum, cpt_factor
-from .graphs import clique_tree, elimination_cost, elimination_order, moral_graph
-from .network import BayesianNetwork
-from .parallel import blocks, run_tasks, task_count
+from ..errors import InputError, MemoryBudgetExceeded, UnknownName
+from ..factors import FactorModel, ZeroEvidenceError
+from ..graphs import clique_tree, elimination_order
+from ..network import BayesianNetwork
+from ..parallel import blocks, run_tasks, task_count
+from .evidence import evidence_indices
+from .kernels import (decode_assignments, flat_factors, hugin_single, log_values,
+                      max_product_single)
 
-__all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
-           "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
-           "gibbs_sample"]
+__all__ = ["JunctionTree", "WORK_ENTRIES", "FUSED_FROM_ENTRIES", "COMPILED_UP_TO_ENTRIES"]
 
-
-class MemoryBudgetExceeded(BudgetExceeded):
-    """Exact inference would need more memory than allowed."""
-
-
-def _evidence_indices(net: BayesianNetwork, evidence) -> dict:
-    """Validate evidence and turn state labels into indices."""
-    out = {}
-    for v, s in (evidence or {}).items():
-        if v not in net.variables:
-            raise UnknownName(f"evidence on unknown variable {v!r}")
-        states = net.states(v)
-        if isinstance(s, (int, np.integer)) and not isinstance(s, bool):
-            if not 0 <= s < len(states):
-                raise InputError(f"state index {s} out of range for {v!r} ({len(states)} states)")
-            out[v] = int(s)
-        elif s in states:
-            out[v] = states.index(s)
-        else:
-            raise InputError(f"unknown state {s!r} of {v!r}; its states are {states}")
-    return out
-
-
-def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None) -> np.ndarray:
-    """``P(query | evidence)`` by variable elimination.
-
-    ``query`` is a variable or a list of them (the result then has one axis
-    per query variable, in that order).  ``order`` eliminates the hidden
-    variables; by default min-fill on the moral graph.
-
-    >>> net = BayesianNetwork(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]}, {"b": ["a"]},
-    ...     {"a": np.array([0.5, 0.5]), "b": np.array([[0.9, 0.2], [0.1, 0.8]])})
-    >>> variable_elimination(net, "a", {"b": "1"}).round(3).tolist()
-    [0.111, 0.889]
-    """
-    single = isinstance(query, str)
-    query = [query] if single else list(query)
-    for q in query:
-        if q not in net.variables:
-            raise UnknownName(f"unknown query variable {q!r}")
-    ev = _evidence_indices(net, evidence)
-    if set(query) & set(ev):
-        raise InputError("a query variable cannot also be observed")
-    factors = [cpt_factor(net, v).reduce(ev) for v in net.variables]
-    hidden = [v for v in net.variables if v not in ev and v not in query]
-    if order is None:
-        graph = moral_graph(net.parent_map())
-        order = [v for v in elimination_order(graph.subgraph(hidden + query)) if v in hidden]
-    for v in order:
-        if v not in hidden:
-            continue
-        touching = [f for f in factors if v in f.variables]
-        factors = [f for f in factors if v not in f.variables]
-        if touching:
-            product = touching[0]
-            for f in touching[1:]:
-                product = product * f
-            factors.append(product.marginalize([v]))
-    result = factors[0]
-    for f in factors[1:]:
-        result = result * f
-    result = result.normalize()
-    axes = [result.variables.index(q) for q in query]
-    values = np.transpose(result.values, axes)
-    return values
-
-
-def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
-                 order=None) -> tuple[dict, float]:
-    """The most probable joint state of the ``query`` variables given the
-    evidence, the other variables summed out: ``argmax_q sum_y P(q, y, e)``.
-
-    Exact, by variable elimination along an order that sums out every other
-    variable before it maximises over the query ones (by default
-    :func:`twlib.graphs.elimination_order` constrained that way), then reads the
-    maximisers back in reverse.  Such an order can be much wider than an
-    unconstrained one; when its tables (the working ones and those kept for
-    the read-back, 8 bytes an entry) need more than ``max_memory_gb``,
-    :class:`MemoryBudgetExceeded` says how much.  Returns ``({query variable:
-    state label}, log P(q, e))``; for a factor model the log-probability is of
-    the normalised distribution.
-
-    >>> from twlib.datasets import load_network
-    >>> best, log_p = marginal_map(load_network("asia"), ["lung", "bronc"], {"dysp": "yes"})
-    >>> best, round(log_p, 4)
-    ({'lung': 'no', 'bronc': 'yes'}, -1.0929)
-    """
-    normalised = isinstance(model, BayesianNetwork)
-    model = FactorModel.from_network(model) if normalised else model
-    query = [query] if isinstance(query, str) else list(query)
-    if not query:
-        raise InputError("marginal MAP needs at least one query variable")
-    unknown = [q for q in query if q not in model.variables]
-    if unknown:
-        raise UnknownName(f"unknown query variables {unknown}")
-    if len(set(query)) != len(query):
-        raise InputError(f"query variables repeat: {query}")
-    ev = _evidence_indices(model, evidence)
-    if set(query) & set(ev):
-        raise InputError(f"query variables cannot also be observed: {sorted(set(query) & set(ev))}")
-    arity = {v: model.arity(v) for v in model.variables}
-    factors = [f.reduce(ev) for f in model.factors]
-    free = [v for v in model.variables if v not in ev]
-    graph = FactorModel(free, {v: model.states(v) for v in free}, factors).interaction_graph()
-    if order is None:
-        order = elimination_order(graph, "auto", weights=arity, last=query)
-    order = list(order)
-    if sorted(order, key=str) != sorted(free, key=str) or any(
-            v in query for v in order[:len(free) - len(query)]):
-        raise InputError("the order must list every unobserved variable once, the query "
-                         "variables last")
-    _, entries = elimination_cost(graph, order, arity)
-    need = 8 * 2 * entries / 2**30
-    if need > max_memory_gb:
-        raise MemoryBudgetExceeded(
-            f"marginal MAP over {len(query)} variables needs about {need:.3g} GiB "
-            f"({entries:.3g} table entries along an order that sums out the other "
-            f"{len(free) - len(query)} first), over the budget of {max_memory_gb} GiB")
-    log_p, kept = _eliminate(factors, order, maximise=set(query))
-    if not np.isfinite(log_p):
-        raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
-    if not normalised:
-        log_p -= JunctionTree(model, max_memory_gb=max_memory_gb).log_z
-    best = {}
-    for v, scope, table in reversed(kept):
-        index = tuple(best[u] if u != v else slice(None) for u in scope)
-        best[v] = int(np.argmax(table[index]))
-    return {q: model.states(q)[best[q]] for q in query}, float(log_p)
-
-
-def _eliminate(factors, order, maximise=frozenset()):
-    """Eliminate ``order`` from the product of ``factors``: sum out each
-    variable, or maximise over it if in ``maximise``.  Tables are kept at peak 1
-    with their log-scales summed, so nothing underflows.  Returns ``(log of the
-    final value, [(variable, scope, table) of each maximisation])``."""
-    log_scale = 0.0
-    pool = []
-    for f in factors:
-        peak = float(f.values.max()) if f.values.size else 0.0
-        if peak <= 0:
-            return -math.inf, []
-        log_scale += math.log(peak)
-        pool.append((tuple(f.variables), f.values / peak))
-    kept = []
-    for v in order:
-        touching = [p for p in pool if v in p[0]]
-        pool = [p for p in pool if v not in p[0]]
-        scope, product = touching[0]
-        for s, t in touching[1:]:      # pairwise: numpy's einsum bounds its subscripts in all
-            joined = tuple(dict.fromkeys(scope + s))
-            product = labelled_einsum(product, list(scope), t, list(s), list(joined))
-            scope = joined
-        axis = scope.index(v)
-        if v in maximise:
-            kept.append((v, scope, product))
-            table = product.max(axis=axis)
-        else:
-            table = product.sum(axis=axis)
-        peak = float(table.max())
-        if peak <= 0:
-            return -math.inf, kept
-        log_scale += math.log(peak)
-        pool.append((tuple(u for u in scope if u != v), table / peak))
-    for _, table in pool:                              # constants left over
-        log_scale += math.log(float(table))
-    return log_scale, kept
-
-
-# ----------------------------------------------------------------- junction tree
 WORK_ENTRIES = 1 << 20       # a batch is cut so that one clique table of it stays about this size
 FUSED_FROM_ENTRIES = 1 << 14  # from this table size (times the batch) messages are fused einsums
 COMPILED_UP_TO_ENTRIES = 1 << 16  # one evidence set on a tree this small: one compiled pass
@@ -431,7 +255,7 @@ class JunctionTree:
                     lam[v][rows[seen], evidence_sets[seen, j]] = 1.0
             return lam
         for b, e in enumerate(evidence_sets):
-            for v, s in _evidence_indices(self.net, e).items():
+            for v, s in evidence_indices(self.net, e).items():
                 if v not in lam:
                     lam[v] = np.ones((batch, self.arity[v]))
                 lam[v][b] = 0.0
@@ -569,7 +393,7 @@ class JunctionTree:
     def _max_layout(self):
         """Per clique: its separator variables and its own ones (those its parent
         lacks; every variable is own to exactly one clique), as arrays for
-        :func:`_decode_assignments`, in preorder.  Built once."""
+        :func:`decode_assignments`, in preorder.  Built once."""
         if self._layout is None:
             index = {v: k for k, v in enumerate(self.net.variables)}
             sep_ptr, sep_var, sep_stride, sep_size = [0], [], [], []
@@ -685,18 +509,18 @@ class JunctionTree:
                 parts.append(np.broadcast_to(best[i], (batch, best[i].shape[1])).ravel())
                 pos += parts[-1].size
         out = np.zeros((batch, len(self.net.variables)), dtype=np.int64)
-        _decode_assignments(*self._max_layout(), offsets,
+        decode_assignments(*self._max_layout(), offsets,
                             np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64),
                             prior[2], prior[1], out)
         log_p = np.zeros(batch)
         log_p[zero] = -np.inf
-        return out, log_p + _log_values(*self._factor_index(), out) - self.log_z
+        return out, log_p + log_values(*self._factor_index(), out) - self.log_z
 
     def _factor_index(self):
-        """The model's factors as flat arrays for :func:`_log_values`: scopes
+        """The model's factors as flat arrays for :func:`log_values`: scopes
         (variable indices, -1 padded), strides, offsets and the log entries."""
         if self._factors_flat is None:
-            scopes, strides, offsets, values = _flat_factors(self.net)
+            scopes, strides, offsets, values = flat_factors(self.net)
             with np.errstate(divide="ignore"):
                 self._factors_flat = scopes, strides, offsets, np.log(values)
         return self._factors_flat
@@ -723,7 +547,7 @@ class JunctionTree:
     def draw(self, ax=None, **options):
         """Draw the tree (see :func:`twlib.drawing.draw_junction_tree`); returns
         the matplotlib axes."""
-        from .drawing import draw_junction_tree
+        from ..drawing import draw_junction_tree
 
         return draw_junction_tree(self, ax, **options)
 
@@ -786,7 +610,7 @@ class JunctionTree:
                 and self._parent_entries <= 4 * COMPILED_UP_TO_ENTRIES)
 
     def _compiled_layout(self):
-        """The tree as flat arrays for :func:`_hugin_single` (built once): tables
+        """The tree as flat arrays for :func:`hugin_single` (built once): tables
         and separators end to end, and for each edge the separator entry of every
         entry of the child's and the parent's table."""
         if self._flat is None:
@@ -833,7 +657,7 @@ class JunctionTree:
 
     def _compiled_mpe(self, evidence):
         """``(state indices, log P(x, e))`` of one evidence set by
-        :func:`_max_product_single`."""
+        :func:`max_product_single`."""
         layout = self._compiled_layout()
         if self._clique_vars is None:
             self._log_potentials = np.concatenate([self._log_potential(i).ravel()
@@ -851,17 +675,17 @@ class JunctionTree:
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
         (_, table_off, _, sep_off, child_map, parent_map, parent_map_off, parents, reader,
          stride, card) = layout[:11]
-        if not _max_product_single(self._log_potentials, table_off, sep_off, child_map,
+        if not max_product_single(self._log_potentials, table_off, sep_off, child_map,
                                    parent_map, parent_map_off, parents, reader, stride, card,
                                    self._observed(evidence), *self._clique_vars, states[0]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
-        return states[0], float(_log_values(*self._factor_index(), states)[0] - self.log_z)
+        return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
     def _observed(self, evidence):
         """The evidence as one state index per variable (-1: not observed), for the
         compiled single-set passes (after :meth:`_compiled_layout`)."""
         observed = np.full(len(self.net.variables), -1, dtype=np.int64)
-        for v, k in _evidence_indices(self.net, evidence).items():
+        for v, k in evidence_indices(self.net, evidence).items():
             observed[self._variable_index[v]] = k
         return observed
 
@@ -877,10 +701,10 @@ class JunctionTree:
 
     def _compiled_posteriors(self, evidence):
         """Every variable's posterior (end to end, see ``_marginal_slices``) and
-        ``log P(e)`` for one evidence set, by :func:`_hugin_single`."""
+        ``log P(e)`` for one evidence set, by :func:`hugin_single`."""
         layout = self._compiled_layout()
         marginals = np.zeros(layout[-1][-1])
-        log_pe = _hugin_single(*layout, self._observed(evidence), marginals)
+        log_pe = hugin_single(*layout, self._observed(evidence), marginals)
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z
@@ -1105,189 +929,6 @@ class JunctionTree:
         return math.exp(self.log_probability_of_evidence(evidence))
 
 
-def _flat_factors(model):
-    """A model's factors as flat arrays for compiled kernels: ``(scopes, strides,
-    offsets, values)``, row ``f`` of ``scopes`` the variable indices of factor
-    ``f`` (-1 padded), of ``strides`` their strides in its flat table, which
-    starts at ``offsets[f]`` in ``values``."""
-    index = {v: k for k, v in enumerate(model.variables)}
-    factors = model.factors
-    width = max(len(f.variables) for f in factors)
-    scopes = np.full((len(factors), width), -1, dtype=np.int64)
-    strides = np.zeros((len(factors), width), dtype=np.int64)
-    for k, f in enumerate(factors):
-        scopes[k, :len(f.variables)] = [index[v] for v in f.variables]
-        strides[k, :len(f.variables)] = [math.prod(f.values.shape[j + 1:])
-                                         for j in range(len(f.variables))]
-    offsets = np.cumsum([0] + [f.values.size for f in factors[:-1]]).astype(np.int64)
-    values = np.concatenate([np.ascontiguousarray(f.values, dtype=float).ravel()
-                             for f in factors])
-    return scopes, strides, offsets, values
-
-
-@nb.njit(cache=True)
-def _decode_assignments(sep_ptr, sep_var, sep_stride, sep_size, own_ptr, own_var, own_card,
-                        offsets, best, prior_offsets, prior_best, out):
-    """Walk the cliques in preorder, each reading its separator's states (set by
-    the cliques above) and writing its own variables' best configuration: from
-    this batch's table ``best`` where the clique saw evidence (``offsets >= 0``),
-    else from the evidence-free ``prior_best``."""
-    for b in range(out.shape[0]):
-        for t in range(sep_size.shape[0]):
-            s = 0
-            for j in range(sep_ptr[t], sep_ptr[t + 1]):
-                s += out[b, sep_var[j]] * sep_stride[j]
-            if offsets[t] >= 0:
-                r = best[offsets[t] + b * sep_size[t] + s]
-            else:
-                r = prior_best[prior_offsets[t] + s]
-            for j in range(own_ptr[t + 1] - 1, own_ptr[t] - 1, -1):
-                out[b, own_var[j]] = r % own_card[j]
-                r //= own_card[j]
-
-
-@nb.njit(cache=True)
-def _log_values(scopes, strides, offsets, logs, rows):
-    """``sum over factors of log f(row)`` for each row of state indices."""
-    out = np.zeros(rows.shape[0])
-    for b in range(rows.shape[0]):
-        total = 0.0
-        for f in range(scopes.shape[0]):
-            at = offsets[f]
-            for j in range(scopes.shape[1]):
-                if scopes[f, j] < 0:
-                    break
-                at += rows[b, scopes[f, j]] * strides[f, j]
-            total += logs[at]
-        out[b] = total
-    return out
-
-
-@nb.njit(cache=True)
-def _hugin_single(tables, table_off, seps, sep_off, child_map, parent_map, parent_map_off,
-                  parents, reader, stride, card, marg_off, observed, marginals):
-    """One full Hugin propagation of one evidence set over a small tree, cliques
-    in preorder: evidence zeroes the excluded entries of each observed
-    variable's reader clique; collect sends each clique's separator marginal
-    (normalised, its total into the log-scale) to its parent as a ratio to the
-    prior separator; distribute sends the parent's back the same way; every
-    variable's marginal is read from its reader.  Returns ``log P(e)`` (``-inf``
-    when impossible) and fills ``marginals``."""
-    work = tables.copy()
-    n = parents.shape[0]
-    new = np.zeros(seps.shape[0])
-    for v in range(observed.shape[0]):
-        if observed[v] >= 0:
-            t = reader[v]
-            for e in range(table_off[t + 1] - table_off[t]):
-                if (e // stride[v]) % card[v] != observed[v]:
-                    work[table_off[t] + e] = 0.0
-    log_pe = 0.0
-    for t in range(n - 1, 0, -1):                                # collect
-        p, base, s0 = parents[t], table_off[t], sep_off[t]
-        size = sep_off[t + 1] - s0
-        for s in range(size):
-            new[s0 + s] = 0.0
-        for e in range(table_off[t + 1] - base):
-            new[s0 + child_map[base + e]] += work[base + e]
-        total = 0.0
-        for s in range(size):
-            total += new[s0 + s]
-        if total <= 0.0:
-            return -np.inf
-        log_pe += np.log(total)
-        for s in range(size):
-            new[s0 + s] /= total
-        pm = parent_map_off[t]
-        for e in range(table_off[p + 1] - table_off[p]):
-            old = seps[s0 + parent_map[pm + e]]
-            work[table_off[p] + e] = (work[table_off[p] + e] * new[s0 + parent_map[pm + e]] / old
-                                      if old > 0.0 else 0.0)
-    total = 0.0
-    for e in range(table_off[1]):
-        total += work[e]
-    if total <= 0.0:
-        return -np.inf
-    log_pe += np.log(total)
-    for e in range(table_off[1]):
-        work[e] /= total
-    msg = np.zeros(seps.shape[0])
-    for t in range(1, n):                                         # distribute
-        p, base, s0 = parents[t], table_off[t], sep_off[t]
-        size = sep_off[t + 1] - s0
-        pm = parent_map_off[t]
-        for s in range(size):
-            msg[s0 + s] = 0.0
-        for e in range(table_off[p + 1] - table_off[p]):
-            msg[s0 + parent_map[pm + e]] += work[table_off[p] + e]
-        total = 0.0
-        for s in range(size):
-            total += msg[s0 + s]
-        for s in range(size):
-            msg[s0 + s] /= total
-        for e in range(table_off[t + 1] - base):
-            s = s0 + child_map[base + e]
-            work[base + e] = work[base + e] * msg[s] / new[s] if new[s] > 0.0 else 0.0
-    for v in range(observed.shape[0]):                            # read the marginals
-        t, m0 = reader[v], marg_off[v]
-        for e in range(table_off[t + 1] - table_off[t]):
-            marginals[m0 + (e // stride[v]) % card[v]] += work[table_off[t] + e]
-        total = 0.0
-        for k in range(card[v]):
-            total += marginals[m0 + k]
-        for k in range(card[v]):
-            marginals[m0 + k] /= total
-    return log_pe
-
-
-@nb.njit(cache=True)
-def _max_product_single(log_potentials, table_off, sep_off, child_map, parent_map,
-                        parent_map_off, parents, reader, stride, card, observed,
-                        cvar_ptr, cvar, cstride, ccard, states):
-    """One evidence set's most probable explanation on a small tree (the layout
-    of :func:`_hugin_single`), max-sum in log space: each clique's
-    log-potential plus its children's messages; each sends, per separator
-    entry, its best value and the entry that reached it; decoding walks down
-    from the root's best entry.  Fills ``states``; False when the evidence is
-    impossible."""
-    work = log_potentials.copy()
-    n = parents.shape[0]
-    for v in range(observed.shape[0]):
-        if observed[v] >= 0:
-            t = reader[v]
-            for e in range(table_off[t + 1] - table_off[t]):
-                if (e // stride[v]) % card[v] != observed[v]:
-                    work[table_off[t] + e] = -np.inf
-    msg = np.empty(sep_off[n])
-    best = np.zeros(sep_off[n], dtype=np.int64)
-    for t in range(n - 1, 0, -1):                                # collect, maximising
-        p, base, s0 = parents[t], table_off[t], sep_off[t]
-        for s in range(sep_off[t + 1] - s0):
-            msg[s0 + s] = -np.inf
-            best[s0 + s] = -1
-        for e in range(table_off[t + 1] - base):
-            s = s0 + child_map[base + e]
-            if best[s] < 0 or work[base + e] > msg[s]:
-                msg[s] = work[base + e]
-                best[s] = e
-        pm = parent_map_off[t]
-        for e in range(table_off[p + 1] - table_off[p]):
-            work[table_off[p] + e] += msg[s0 + parent_map[pm + e]]
-    chosen = np.zeros(n, dtype=np.int64)
-    for e in range(table_off[1]):
-        if work[e] > work[chosen[0]]:
-            chosen[0] = e
-    if work[chosen[0]] == -np.inf:
-        return False
-    for t in range(n):                                            # decode, top down
-        if t > 0:
-            p = parents[t]
-            chosen[t] = best[sep_off[t] + parent_map[parent_map_off[t] + chosen[p]]]
-        for j in range(cvar_ptr[t], cvar_ptr[t + 1]):
-            states[cvar[j]] = (chosen[t] // cstride[j]) % ccard[j]
-    return True
-
-
 def _posteriors_of_parts(tree, parts, variables):
     """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
     sets: a task of :meth:`JunctionTree.posteriors_batch`."""
@@ -1353,163 +994,3 @@ def _ratio(new, old):
     # the operands are a batch and one row of the same table, or a row and a scalar
     shape = new.shape if new.size >= old.size else old.shape
     return np.divide(new, old, out=np.zeros(shape), where=old > 0)
-
-
-# ------------------------------------------------------------ loopy belief propagation
-@dataclass
-class LoopyResult:
-    """Approximate marginals from loopy belief propagation."""
-
-    posteriors: dict
-    converged: bool
-    iterations: int
-    max_change: float
-
-
-def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: float = 1e-8,
-                             max_iter: int = 500) -> LoopyResult:
-    """Sum-product message passing on the factor graph (exact on trees).
-
-    Messages are updated in parallel and damped: ``new = damping * old +
-    (1 - damping) * update``.  Stops when no belief moves by more than ``tol``
-    or after ``max_iter`` sweeps; ``converged`` says which.
-
-    >>> from twlib.datasets import load_network
-    >>> res = loopy_belief_propagation(load_network("asia"), {"xray": "yes"})
-    >>> res.converged, round(float(res.posteriors["lung"][0]), 2)
-    (True, 0.49)
-    """
-    if not 0 <= damping < 1:
-        raise InputError(f"damping must lie in [0, 1), got {damping}")
-    model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
-    ev = _evidence_indices(model, evidence)
-    factors = [f.reduce(ev) for f in model.factors]
-    factors = [f for f in factors if f.variables]
-    free = [v for v in model.variables if v not in ev]
-    arity = {v: model.arity(v) for v in free}
-    to_var = {(k, v): np.full(arity[v], 1.0 / arity[v]) for k, f in enumerate(factors)
-              for v in f.variables}
-    to_fac = dict(to_var)
-    holding = {v: [k for k, f in enumerate(factors) if v in f.variables] for v in free}
-
-    def beliefs():
-        out = {}
-        for v in free:
-            b = np.ones(arity[v])
-            for k in holding[v]:
-                b = b * to_var[k, v]
-            total = b.sum()
-            if total <= 0:
-                raise ZeroEvidenceError("the evidence has probability zero (beliefs vanished)")
-            out[v] = b / total
-        return out
-
-    current = beliefs()
-    change, it = math.inf, 0
-    for it in range(1, max_iter + 1):
-        for (k, v) in to_fac:
-            msg = np.ones(arity[v])
-            for j in holding[v]:
-                if j != k:
-                    msg = msg * to_var[j, v]
-            to_fac[k, v] = msg / msg.sum() if msg.sum() > 0 else msg
-        new = {}
-        for k, f in enumerate(factors):
-            for v in f.variables:
-                ops = [f.values, list(f.variables)]
-                for u in f.variables:
-                    if u != v:
-                        ops += [to_fac[k, u], [u]]
-                m = labelled_einsum(*ops, [v])
-                total = m.sum()
-                m = m / total if total > 0 else np.full(arity[v], 1.0 / arity[v])
-                new[k, v] = damping * to_var[k, v] + (1 - damping) * m
-        to_var = new
-        updated = beliefs()
-        change = max(float(np.abs(updated[v] - current[v]).max()) for v in free) if free else 0.0
-        current = updated
-        if change < tol:
-            break
-    posteriors = {}
-    for v in model.variables:
-        if v in ev:
-            p = np.zeros(model.arity(v))
-            p[ev[v]] = 1.0
-            posteriors[v] = p
-        else:
-            posteriors[v] = current[v]
-    return LoopyResult(posteriors, change < tol, it, change)
-
-
-# --------------------------------------------------------------------- Gibbs sampling
-@nb.njit(cache=True)
-def _gibbs_chain(state, arity, scopes, sizes, strides, offsets, values, var_ptr, var_fac,
-                 sweeps, burn_in, thin, uniforms, out, out_start):
-    n = state.shape[0]
-    probs = np.empty(arity.max())
-    row = out_start
-    u = 0
-    for sweep in range(sweeps):
-        for v in range(n):
-            r = arity[v]
-            total = 0.0
-            for k in range(r):
-                p = 1.0
-                for t in range(var_ptr[v], var_ptr[v + 1]):
-                    f = var_fac[t]
-                    index = offsets[f]
-                    for j in range(sizes[f]):
-                        w = scopes[f, j]
-                        index += (k if w == v else state[w]) * strides[f, j]
-                    p *= values[index]
-                probs[k] = p
-                total += p
-            x = uniforms[u] * total
-            u += 1
-            k = 0
-            if total > 0.0:
-                acc = probs[0]
-                while k < r - 1 and acc <= x:
-                    k += 1
-                    acc += probs[k]
-            else:                       # stuck in a zero-probability state: move uniformly
-                k = min(int(uniforms[u - 1] * r), r - 1)
-            state[v] = k
-        if sweep >= burn_in and (sweep - burn_in) % thin == 0 and row < out.shape[0]:
-            out[row] = state
-            row += 1
-    return row
-
-
-def gibbs_sample(model, n_samples: int, burn_in: int = 1000, restarts: int = 10, thin: int = 1,
-                 random_state=None):
-    """Draw rows from a Markov network (or any factor model) by Gibbs sampling.
-
-    ``restarts`` chains start from uniformly random states; each discards
-    ``burn_in`` sweeps and then keeps every ``thin``-th sweep until it has
-    contributed its share of the ``n_samples`` rows, as Nie et al. (2016)
-    sampled the UAI competition networks.  Returns a :class:`~twlib.data.Dataset`.
-    """
-    from .data import Dataset
-
-    model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
-    if n_samples < 1 or restarts < 1 or thin < 1 or burn_in < 0:
-        raise InputError("n_samples, restarts and thin must be positive and burn_in >= 0")
-    rng = np.random.default_rng(random_state)
-    names = model.variables
-    arity = np.array([model.arity(v) for v in names], dtype=np.int64)
-    scopes, strides, offsets, values = _flat_factors(model)
-    sizes = (scopes >= 0).sum(axis=1)
-    holders = [[k for k, f in enumerate(model.factors) if v in f.variables] for v in names]
-    var_ptr = np.concatenate([[0], np.cumsum([len(h) for h in holders])]).astype(np.int64)
-    var_fac = np.array([k for h in holders for k in h], dtype=np.int64)
-    out = np.zeros((n_samples, len(names)), dtype=np.int64)
-    per_chain = -(-n_samples // restarts)
-    row = 0
-    for _ in range(restarts):
-        sweeps = burn_in + per_chain * thin
-        state = np.array([rng.integers(a) for a in arity], dtype=np.int64)
-        uniforms = rng.random(sweeps * len(names))
-        row = _gibbs_chain(state, arity, scopes, sizes, strides, offsets, values, var_ptr,
-                           var_fac, sweeps, burn_in, thin, uniforms, out, row)
-    return Dataset(out, names, [model.states(v) for v in names])

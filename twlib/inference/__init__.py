@@ -1,0 +1,31 @@
+"""Inference in discrete Bayesian networks and factor models.
+
+The route, by what fits in memory:
+
+* ``junction_tree``: :class:`JunctionTree`, exact posteriors, ``P(e)``, MPE and
+  expected counts, for one evidence set or a batch; its compiled passes live in
+  ``kernels``.  The method of choice whenever the tree fits.
+* ``elimination``: :func:`variable_elimination` for one query, and
+  :func:`marginal_map` (sum out the rest, then maximise over the query).
+* ``approximate``: :func:`loopy_belief_propagation` and :func:`gibbs_sample`,
+  for models whose tree would not fit, without guarantees.
+* ``evidence``: the one check of what is observed, shared by all of them.
+
+Tables are :class:`Factor` objects and models :class:`FactorModel` (from
+:mod:`twlib.factors`); an exact method that would pass its memory budget raises
+:class:`MemoryBudgetExceeded` saying how much it needs.
+
+>>> from twlib.datasets import load_network
+>>> tree = JunctionTree(load_network("asia"))
+>>> tree.posteriors({"smoke": "yes"}, ["lung"])["lung"].round(3)
+array([0.1, 0.9])
+"""
+from ..errors import MemoryBudgetExceeded
+from ..factors import Factor, FactorModel, ZeroEvidenceError
+from .approximate import LoopyResult, gibbs_sample, loopy_belief_propagation
+from .elimination import marginal_map, variable_elimination
+from .junction_tree import JunctionTree
+
+__all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
+           "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
+           "gibbs_sample"]
