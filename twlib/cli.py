@@ -19,9 +19,10 @@
     twlib sample NETWORK N [--seed S] [--out FILE]      rows from a BIF file or bnlearn name
     twlib score DATA [--score bdeu|bic|ll] [--ess E] [--max-parents K] [--out FILE]
         parent-set scores of a data file (.csv or GOBNILP .dat) in GOBNILP's score format
-    twlib uai MODEL.uai EVIDENCE.evid SEED MAR|MAP [--memory-gb G]
+    twlib uai MODEL.uai EVIDENCE.evid SEED MAR|MAP [--memory-gb G] [--time-limit S]
         the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR,
-        or the most probable assignment into ./MODEL.uai.MAP
+        or the most probable assignment into ./MODEL.uai.MAP (by branch and bound on
+        mini-bucket bounds when the junction tree passes G GiB; anytime within S s)
         (MODEL.uai.gz and EVIDENCE.evid.gz are read too)
 
 Exit codes: 0 done; 2 bad input (a malformed file, an unknown name, an invalid
@@ -260,22 +261,27 @@ def _score(args) -> None:
 
 
 def _uai(args) -> None:
-    from .inference import JunctionTree
+    from .inference import JunctionTree, most_probable_explanation
     from .io import uai
     from .io.text import plain_name
 
     if args.task not in ("MAR", "MAP"):
         raise InputError(f"the tasks are MAR and MAP, got {args.task!r}")
+    if not args.time_limit > 0:
+        raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     model = uai.read(args.model)
     evidence = uai.read_evidence(args.evidence)
-    tree = JunctionTree(model, max_memory_gb=args.memory_gb)
     out = Path(plain_name(args.model) + "." + args.task)
     if args.task == "MAP":
-        best, log_p = tree.mpe(evidence)
-        uai.write_map(out, [model.states(v).index(best[v]) for v in model.variables])
-        print(f"{out}: the most probable assignment, log P = {log_p + tree.log_z:.6f} "
-              f"(unnormalised; width {tree.width})", file=sys.stderr)
+        res = most_probable_explanation(model, evidence, max_memory_gb=args.memory_gb,
+                                        time_limit=args.time_limit)
+        uai.write_map(out, [model.states(v).index(res.assignment[v]) for v in model.variables])
+        proof = ("optimal" if res.status == "optimal"
+                 else f"{res.status}, bound {res.bound:.6f}, gap {res.gap:.6f}")
+        print(f"{out}: the most probable assignment, log P = {res.log_value:.6f} "
+              f"(unnormalised; {res.method}; {proof})", file=sys.stderr)
         return
+    tree = JunctionTree(model, max_memory_gb=args.memory_gb)
     posteriors = tree.posteriors(evidence)
     uai.write_mar(out, posteriors, model.variables)
     print(f"{out}: {len(model.variables)} marginals (width {tree.width})", file=sys.stderr)
@@ -346,7 +352,11 @@ def main(argv=None) -> int:
     u.add_argument("seed", type=int, help="accepted for the harness; exact inference ignores it")
     u.add_argument("task", help="MAR (marginals) or MAP (the most probable assignment)")
     u.add_argument("--memory-gb", type=float, default=4.0,
-                   help="refuse (exit 3) when exact inference needs more (default 4)")
+                   help="MAR: refuse (exit 3) when the junction tree needs more; MAP: search "
+                        "by branch and bound when it does (default 4)")
+    u.add_argument("--time-limit", type=float, default=60.0,
+                   help="MAP past the junction tree: seconds of search (default 60); the "
+                        "best assignment found is written")
     u.set_defaults(run=_uai)
     args = ap.parse_args(argv)
     try:

@@ -7,6 +7,13 @@ The route, by what fits in memory:
   ``kernels``.  The method of choice whenever the tree fits.
 * ``elimination``: :func:`variable_elimination` for one query, and
   :func:`marginal_map` (sum out the rest, then maximise over the query).
+* ``minibucket``: :func:`mini_buckets`, elimination with its width bounded by an
+  i-bound: upper bounds on the MPE value and log Z, a lower bound on log Z,
+  within any memory.
+* ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree by
+  depth-first branch and bound on mini-bucket bounds, anytime; and
+  :func:`most_probable_explanation`, which picks the junction tree when it fits
+  and this search when it does not.
 * ``approximate``: :func:`loopy_belief_propagation` and :func:`gibbs_sample`,
   for models whose tree would not fit, without guarantees.
 * ``evidence``: the one check of what is observed, shared by all of them.
@@ -25,7 +32,10 @@ from ..factors import Factor, FactorModel, ZeroEvidenceError
 from .approximate import LoopyResult, gibbs_sample, loopy_belief_propagation
 from .elimination import marginal_map, variable_elimination
 from .junction_tree import JunctionTree
+from .minibucket import MiniBuckets, mini_buckets
+from .search import MPEResult, branch_and_bound_mpe, most_probable_explanation
 
 __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
-           "gibbs_sample"]
+           "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
+           "most_probable_explanation", "MPEResult"]

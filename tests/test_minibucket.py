@@ -1,0 +1,136 @@
+"""Mini-bucket bounds and branch and bound MPE, against brute force and the junction tree."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib import datasets, errors
+from twlib.factors import Factor, FactorModel
+from twlib.inference import JunctionTree
+from twlib.inference.minibucket import message_bytes, mini_buckets
+from twlib.inference.search import branch_and_bound_mpe, most_probable_explanation
+
+
+def random_model(seed, n_vars, zeros):
+    rng = np.random.default_rng(seed)
+    names = [f"x{i}" for i in range(n_vars)]
+    states = {v: [str(k) for k in range(int(rng.integers(2, 4)))] for v in names}
+    factors = []
+    for _ in range(n_vars + 3):
+        scope = tuple(rng.choice(names, size=int(rng.integers(1, min(4, n_vars) + 1)),
+                                 replace=False))
+        values = rng.random([len(states[v]) for v in scope]) * 3
+        values[rng.random(values.shape) < zeros] = 0.0
+        factors.append(Factor(scope, values))
+    evidence = {v: int(rng.integers(len(states[v])))
+                for v in rng.choice(names, size=int(rng.integers(0, min(3, n_vars + 1))),
+                                    replace=False)}
+    return FactorModel(names, states, factors), evidence
+
+
+def brute_force(model, evidence):
+    """``(log max, log Z)`` of the unnormalised product, evidence clamped."""
+    names = model.variables
+    rows = [row for row in itertools.product(*(range(model.arity(v)) for v in names))
+            if all(row[names.index(v)] == s for v, s in evidence.items())]
+    logs = model.log_values(np.array(rows))
+    top = logs.max()
+    log_z = top + np.log(np.exp(logs - top).sum()) if np.isfinite(top) else -np.inf
+    return top, log_z
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 6), i_bound=st.integers(1, 5),
+       zeros=st.sampled_from([0.0, 0.3]), matching=st.booleans())
+def test_mini_bucket_bounds_hold(seed, n_vars, i_bound, zeros, matching):
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, log_z = brute_force(model, evidence)
+    if top == -np.inf:                  # a bound may prove it, or stay above it
+        for task in ("max", "sum"):
+            try:
+                assert not np.isnan(mini_buckets(model, i_bound, evidence, task=task).bound)
+            except errors.ZeroEvidenceError:
+                pass
+        with pytest.raises(errors.ZeroEvidenceError):
+            mini_buckets(model, n_vars, evidence, task="sum")
+        return
+    tol = 1e-9 * max(1.0, abs(log_z))
+    assert mini_buckets(model, i_bound, evidence, task="max",
+                        moment_matching=matching).bound >= top - tol
+    assert mini_buckets(model, i_bound, evidence, task="sum").bound >= log_z - tol
+    assert mini_buckets(model, i_bound, evidence, task="sum-lower").bound <= log_z + tol
+    exact = mini_buckets(model, n_vars, evidence, task="sum").bound
+    assert exact == pytest.approx(log_z, abs=tol)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
+       zeros=st.sampled_from([0.0, 0.3]))
+def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros):
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    if top == -np.inf:
+        with pytest.raises(errors.ZeroEvidenceError):
+            branch_and_bound_mpe(model, evidence, i_bound=i_bound)
+        return
+    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound)
+    assert res.status == "optimal" and res.gap == 0.0
+    assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
+    row = [model.states(v).index(res.assignment[v]) for v in model.variables]
+    assert model.log_values([row])[0] == pytest.approx(top, rel=1e-12, abs=1e-12)
+    assert all(model.states(v).index(res.assignment[v]) == s for v, s in evidence.items())
+
+
+@pytest.mark.parametrize("name", ["alarm", "insurance", "win95pts", "andes"])
+def test_branch_and_bound_equals_the_junction_tree_on_bnlearn_networks(name):
+    net = datasets.load_network(name)
+    tree = JunctionTree(net)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        chosen = rng.choice(net.variables, size=4, replace=False)
+        evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
+        try:
+            _, log_p = tree.mpe(evidence)
+        except errors.ZeroEvidenceError:
+            continue
+        res = branch_and_bound_mpe(net, evidence, i_bound=8, time_limit=60)
+        assert res.status == "optimal"
+        assert res.log_value == pytest.approx(log_p, rel=1e-10)
+        assert mini_buckets(net, 3, evidence).bound >= log_p - 1e-9
+
+
+def test_the_search_is_anytime_under_a_time_limit():
+    net = datasets.load_network("link")
+    evidence = {"Z_2_a_p": "v_0"} if "Z_2_a_p" in net.variables else {}
+    res = branch_and_bound_mpe(net, evidence, i_bound=3, time_limit=0.5)
+    assert res.status in ("time_limit", "optimal")
+    assert res.bound >= res.log_value > -np.inf
+    assert res.stats["history"] and res.stats["history"][-1][1] == res.log_value
+
+
+def test_most_probable_explanation_picks_the_method_that_fits():
+    net = datasets.load_network("alarm")
+    evidence = {"HR": "HIGH", "BP": "LOW"}
+    tree = most_probable_explanation(net, evidence)
+    small = most_probable_explanation(net, evidence, max_memory_gb=6e-6)
+    assert tree.method == "junction tree" and small.method.startswith("branch and bound")
+    assert small.status == "optimal" and small.log_value == pytest.approx(tree.log_value)
+    assert message_bytes(net, 2, evidence) <= message_bytes(net, 6, evidence)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda net: mini_buckets(net, 0), "i-bound must be an integer >= 1"),
+    (lambda net: mini_buckets(net, 2.5), "i-bound must be an integer >= 1"),
+    (lambda net: mini_buckets(net, 3, task="min"), "task must be one of"),
+    (lambda net: mini_buckets(net, 3, max_memory_gb=0), "max_memory_gb must be positive"),
+    (lambda net: branch_and_bound_mpe(net, time_limit=0), "time_limit must be a positive"),
+    (lambda net: branch_and_bound_mpe(net, time_limit=-1), "time_limit must be a positive"),
+    (lambda net: mini_buckets(net, 3, {"nope": 0}), "unknown variable"),
+    (lambda net: mini_buckets(net, 3, order=["asia"]), "every variable without evidence"),
+    (lambda net: mini_buckets(net, 1, max_memory_gb=1e-12), "lower the i-bound"),
+])
+def test_bad_input_is_a_named_error(call, message):
+    with pytest.raises(errors.TwlibError, match=message):
+        call(datasets.load_network("asia"))
