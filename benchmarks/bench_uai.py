@@ -17,14 +17,25 @@ reference assignment's: ``equal`` within 1e-6, ``better`` where the reference
 ``worse`` would be a bug.  ``--folder`` reads every ``*.uai`` with its
 ``.evid`` and ``.MAP`` from a folder instead, such as ``uai2014/MAP`` of the
 public mroavi/uai repository (120 instances, 84 of them in its snapshot; the
-data folder holds the ones that fit 4 GiB and one that does not).
+data folder holds the ones that fit 4 GiB and one that does not).  twlib answers
+by :func:`twlib.inference.most_probable_explanation`: the junction tree when it
+fits, else branch and bound on mini-bucket bounds for ``--seconds``.  With
+``pytoulbar2`` installed (the ``peers`` extra) toulbar2 solves each instance
+too, in a fresh process with the same ``--seconds``; the headline counts the
+instances each proves optimal, those toulbar2 proves and twlib does not, the
+instances where twlib's log-value is below toulbar2's, and the median of
+toulbar2's seconds over twlib's on those both prove.
 
     python benchmarks/bench_uai.py [--quick] [--memory-gb 4] [--instances Grids_11,...]
-    python benchmarks/bench_uai.py --task MAP [--quick] [--folder uai2014/MAP]
+    python benchmarks/bench_uai.py --task MAP [--quick] [--folder uai2014/MAP] [--seconds 60]
 """
 from __future__ import annotations
 
 import argparse
+import gzip
+import multiprocessing
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +44,7 @@ import pandas as pd
 
 from twlib import datasets, graphs, metrics
 from twlib.errors import BudgetExceeded
-from twlib.inference import JunctionTree
+from twlib.inference import JunctionTree, most_probable_explanation
 from twlib.io import uai
 
 QUICK = ["Grids_11", "Grids_12", "Grids_13", "Grids_14", "CSP_12", "Segmentation_11",
@@ -43,11 +54,11 @@ REFERENCE_DIGITS = 1e-5                # the .MAR files round to six digits
 
 MAP_QUICK = ["Grids_11", "Grids_26", "Promedas_70", "CSP_12", "DBN_11", "Segmentation_11",
              "ObjectDetection_11"]
-MAP_TOLERANCE = 1e-6
 
 
 def map_instances(args):
-    """``(name, model, evidence, reference states)`` of the MAP task, lazily."""
+    """``(name, model, evidence, reference states, path of the .uai)`` of the MAP
+    task, lazily."""
     if args.folder:
         paths = sorted(Path(args.folder).glob("*.uai"))
         wanted = set(args.instances.split(",")) if args.instances else None
@@ -55,47 +66,110 @@ def map_instances(args):
             name = path.name[:-len(".uai")]
             if (wanted is None or name in wanted) and path.stat().st_size > 0:
                 yield (name, uai.read(path), uai.read_evidence(str(path) + ".evid"),
-                       uai.read_map(str(path) + ".MAP"))
+                       uai.read_map(str(path) + ".MAP"), path)
         return
     names = (args.instances.split(",") if args.instances
              else MAP_QUICK if args.quick else datasets.available_uai(task="MAP"))
     for name in names:
         inst = datasets.load_uai(name)
-        yield name, inst.model, inst.evidence, inst.map_state
+        path = datasets.data_file(f"uai/{inst.category}/{name}.uai")
+        yield name, inst.model, inst.evidence, inst.map_state, path
+
+
+def _toulbar2(path, evidence, seconds, answer):
+    import pytoulbar2
+
+    started = time.perf_counter()              # reading the file counts, as twlib's does
+    cfn = pytoulbar2.CFN(verbose=-1)
+    cfn.Read(str(path))
+    for var, state in evidence.items():
+        cfn.Assign(cfn.VariableIndices[f"x{var}"], state)
+    result = cfn.Solve(timeLimit=int(seconds))
+    elapsed = time.perf_counter() - started
+    answer.put(None if result is None else
+               (list(result[0]), elapsed, float(cfn.GetDDualBound()), float(result[1])))
+
+
+def toulbar2_map(path, model, evidence, seconds):
+    """toulbar2's answer in a fresh process: ``(states, seconds, proved)``, or None
+    when it found no assignment.  Evidence is assigned before the solve; the
+    seconds run from reading the file to the end of the solve (the process's
+    start-up is not counted)."""
+    with tempfile.TemporaryDirectory() as folder:
+        plain = Path(folder) / "model.uai"
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rb") as src, open(plain, "wb") as out:
+            shutil.copyfileobj(src, out)
+        index = {v: k for k, v in enumerate(model.variables)}
+        ev = {index[v]: s for v, s in evidence.items()}
+        context = multiprocessing.get_context("spawn")
+        answer = context.Queue()
+        worker = context.Process(target=_toulbar2, args=(plain, ev, seconds, answer))
+        worker.start()
+        worker.join(seconds + 30)
+        if worker.is_alive():
+            worker.terminate()
+            return None
+        found = answer.get() if not answer.empty() else None
+        if found is None:
+            return None
+        states, solve_seconds, dual, primal = found
+        proved = solve_seconds < 0.98 * seconds and dual >= primal - 1e-6 * max(1, abs(primal))
+        return np.array(states), solve_seconds, proved
 
 
 def main_map(args):
-    print(f"{'instance':20s} {'n':>5s} {'width':>5s} {'entries':>9s} {'seconds':>8s} "
-          f"{'twlib log-value':>16s} {'reference':>16s} {'verdict':>8s}")
-    verdicts, refused, total, rows = {"equal": [], "better": [], "worse": []}, [], 0, []
-    for name, model, evidence, reference in map_instances(args):
-        total += 1
+    try:
+        import pytoulbar2  # noqa: F401
+        peer = True
+    except ImportError:
+        peer = False
+    seconds = args.seconds or (10.0 if args.quick else 60.0)
+    print(f"{'instance':20s} {'n':>5s} {'method':>24s} {'status':>10s} {'seconds':>8s} "
+          f"{'twlib log-value':>16s} {'reference':>14s} {'toulbar2':>14s} {'tb2 s':>7s}")
+    rows = []
+    for name, model, evidence, reference, path in map_instances(args):
         start = time.perf_counter()
+        row = {"instance": name, "n": len(model.variables)}
         try:
-            tree = JunctionTree(model, max_memory_gb=args.memory_gb)
-            best, _ = tree.mpe(evidence)
+            res = most_probable_explanation(model, evidence, max_memory_gb=args.memory_gb,
+                                            time_limit=seconds)
+            ours = [model.states(v).index(res.assignment[v]) for v in model.variables]
+            row.update(method=res.method, status=res.status,
+                       seconds=time.perf_counter() - start,
+                       twlib=float(model.log_values([ours])[0]), bound=res.bound)
         except BudgetExceeded as exc:
-            refused.append(name)
-            rows.append({"instance": name, "n": len(model.variables), "verdict": "refused",
-                         "note": str(exc)})
-            print(f"{name:20s} {len(model.variables):5d} refused: {exc}", flush=True)
-            continue
-        seconds = time.perf_counter() - start
-        ours, theirs = model.log_values(np.array([[model.states(v).index(best[v])
-                                                   for v in model.variables], reference]))
-        verdict = ("equal" if abs(ours - theirs) <= MAP_TOLERANCE * max(1.0, abs(theirs))
-                   else "better" if ours > theirs else "worse")
-        verdicts[verdict].append(name)
-        rows.append({"instance": name, "n": len(model.variables), "width": tree.width,
-                     "entries": tree.entries, "seconds": round(seconds, 2), "twlib": ours,
-                     "reference": theirs, "verdict": verdict})
-        print(f"{name:20s} {len(model.variables):5d} {tree.width:5d} {tree.entries:9.3g} "
-              f"{seconds:8.2f} {ours:16.6f} {theirs:16.6f} {verdict:>8s}", flush=True)
-    print(f"bench_uai MAP: {total} instances; {len(verdicts['equal'])} equal to the reference, "
-          f"{len(verdicts['better'])} better {verdicts['better'] or ''}, "
-          f"{len(verdicts['worse'])} worse, {len(refused)} refused over {args.memory_gb} GiB")
+            row.update(method="refused", status="refused", note=str(exc))
+        row["reference"] = float(model.log_values([reference])[0])
+        if peer:
+            found = toulbar2_map(path, model, evidence, seconds)
+            if found is not None:
+                states, tb_seconds, proved = found
+                row.update(toulbar2=float(model.log_values([states])[0]),
+                           toulbar2_seconds=tb_seconds, toulbar2_proved=proved)
+        rows.append(row)
+        print(f"{name:20s} {row['n']:5d} {row['method'][:24]:>24s} {row['status']:>10s} "
+              f"{row.get('seconds', np.nan):8.2f} {row.get('twlib', np.nan):16.6f} "
+              f"{row['reference']:14.4f} {row.get('toulbar2', np.nan):14.4f} "
+              f"{row.get('toulbar2_seconds', np.nan):7.2f}"
+              f"{' proved' if row.get('toulbar2_proved') else ''}", flush=True)
+    table = pd.DataFrame(rows)
     if args.csv:
-        pd.DataFrame(rows).to_csv(args.csv, index=False)
+        table.to_csv(args.csv, index=False)
+    ours_proved = table["status"].eq("optimal")
+    verdict = (f"bench_uai MAP ({seconds:g} s each): twlib proves {int(ours_proved.sum())} of "
+               f"{len(table)}")
+    if peer and "toulbar2" in table:
+        theirs = table["toulbar2_proved"].fillna(False).astype(bool)
+        missed = table.loc[theirs & ~ours_proved, "instance"].tolist()
+        below = table.loc[table["twlib"].fillna(-np.inf) < table["toulbar2"] - 1e-6
+                          * table["toulbar2"].abs().clip(lower=1), "instance"].tolist()
+        both = ours_proved & theirs
+        ratio = (table.loc[both, "toulbar2_seconds"] / table.loc[both, "seconds"]).median()
+        verdict += (f", toulbar2 {int(theirs.sum())}; toulbar2 proves and twlib does not: "
+                    f"{len(missed)}; twlib's log-value below toulbar2's: {len(below)}; "
+                    f"median toulbar2 seconds / twlib seconds where both prove: {ratio:.2f}x")
+    print(verdict)
 
 
 def main():
@@ -108,6 +182,9 @@ def main():
                     help="MAP: a folder of .uai files with .evid and .MAP "
                          "(default: the data folder)")
     ap.add_argument("--csv", default=None, help="MAP: write the table to this CSV file")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="MAP: time limit per instance for twlib and toulbar2 (default 60; "
+                         "--quick 10)")
     args = ap.parse_args()
     if args.task == "MAP":
         main_map(args)
