@@ -19,6 +19,7 @@ raising from the middle of a compiled kernel.  A second Ctrl-C raises
 """
 from __future__ import annotations
 
+import numbers
 import signal
 import threading
 import time
@@ -26,7 +27,10 @@ from contextlib import contextmanager
 
 from numba.core import event
 
-__all__ = ["now", "compile_seconds", "expired", "interruptible", "interrupted", "request_stop"]
+from .errors import InputError
+
+__all__ = ["now", "compile_seconds", "expired", "interruptible", "interrupted", "request_stop",
+           "check_time_limit"]
 
 
 class _CompilerTimer(event.Listener):
@@ -113,3 +117,16 @@ def interruptible():
             signal.signal(signal.SIGINT, _previous if _previous is not None
                           else signal.default_int_handler)
             _STOP.clear()
+
+
+def check_time_limit(time_limit) -> None:
+    """Raise InputError unless ``time_limit`` is a positive number of seconds.
+
+    >>> check_time_limit(0)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: time_limit must be a positive number of seconds, got 0
+    """
+    number = not isinstance(time_limit, bool) and isinstance(time_limit, numbers.Real)
+    if not (number and time_limit > 0):
+        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit!r}")

@@ -36,6 +36,9 @@ from .minibucket import largest_i_bound, mini_buckets
 __all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation"]
 
 _NODES_PER_CALL = 20_000
+# Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
+# reference machine); the heuristic may take a quarter of the time limit
+_MESSAGE_BYTES_PER_SECOND = 2e8
 
 
 @dataclass
@@ -83,9 +86,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     >>> res.status, round(res.log_value - JunctionTree(net).mpe({"HR": "HIGH"})[1], 9)
     ('optimal', 0.0)
     """
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) \
-            or not time_limit > 0:
-        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    clock.check_time_limit(time_limit)
     model = _as_model(model)
     compiled = clock.compile_seconds()
     started = clock.now()
@@ -285,7 +286,8 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
                               time_limit: float = 60.0, progress: bool = False) -> MPEResult:
     """The MPE by the method that fits: the junction tree when its tables fit
     ``max_memory_gb`` (exact, fastest), else branch and bound with the largest
-    i-bound whose mini-bucket messages take at most a quarter of the budget.
+    i-bound whose mini-bucket messages take at most a quarter of the budget and
+    about a quarter of ``time_limit`` to compute.
     ``method`` in the result says which ran.
 
     >>> from twlib.datasets import load_network
@@ -293,6 +295,7 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
     >>> res.method, res.status, res.assignment["bronc"]
     ('junction tree', 'optimal', 'yes')
     """
+    clock.check_time_limit(time_limit)
     model = _as_model(model)
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
@@ -308,6 +311,7 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
         return MPEResult(assignment=assignment, log_value=log_value, bound=log_value,
                          status="optimal", method="junction tree",
                          stats={"seconds": clock.now() - started, "width": tree.width})
-    i_bound = largest_i_bound(model, evidence, max_memory_gb / 4)
+    affordable = _MESSAGE_BYTES_PER_SECOND * time_limit / 4 / 2**30
+    i_bound = largest_i_bound(model, evidence, min(max_memory_gb / 4, affordable))
     return branch_and_bound_mpe(model, evidence, i_bound=i_bound, time_limit=time_limit,
                                 max_memory_gb=max_memory_gb, progress=progress)

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..clock import check_time_limit
 from ..errors import InputError, InternalError
 from ..network import BayesianNetwork
 
@@ -104,19 +105,6 @@ def check_width_bound(k, n_vars: int | None = None) -> None:
     if n_vars is not None and not (whole and 1 <= k < n_vars):
         raise InputError(f"the tree-width bound must be an integer with 1 <= k < n = {n_vars}, "
                          f"got k={k!r}")
-
-
-def check_time_limit(time_limit) -> None:
-    """Raise InputError unless ``time_limit`` is a positive number of seconds.
-
-    >>> check_time_limit(0)
-    Traceback (most recent call last):
-    ...
-    twlib.errors.InputError: time_limit must be a positive number of seconds, got 0
-    """
-    number = not isinstance(time_limit, bool) and isinstance(time_limit, (int, float, np.number))
-    if not (number and time_limit > 0):
-        raise InputError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
 
 
 def check_knowledge(knowledge, parents: dict) -> None:
