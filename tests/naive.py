@@ -220,3 +220,21 @@ def dense_binary_data(seed, n_vars, rows=400):
         noise = rng.random(rows) < rng.uniform(0.05, 0.2)
         cols.append(np.where(noise, rng.integers(0, 2, rows), cols[a] ^ (cols[b] & cols[c])))
     return Dataset.from_pandas(pd.DataFrame({f"v{i}": c for i, c in enumerate(cols)}))
+
+
+def random_factor_model(rng, n_vars, n_factors, largest, scale=1.0, zeros=0.0):
+    """A Markov network over ``x0..`` with 2-3 states per variable and
+    ``n_factors`` random factors of 1 to ``largest`` variables, a share ``zeros``
+    of their entries set to 0."""
+    from twlib.factors import Factor, FactorModel
+
+    names = [f"x{i}" for i in range(n_vars)]
+    states = {v: [str(k) for k in range(int(rng.integers(2, 4)))] for v in names}
+    factors = []
+    for _ in range(n_factors):
+        scope = tuple(rng.choice(names, size=int(rng.integers(1, min(largest, n_vars) + 1)),
+                                 replace=False))
+        values = rng.random([len(states[v]) for v in scope]) * scale
+        values[rng.random(values.shape) < zeros] = 0.0
+        factors.append(Factor(scope, values))
+    return FactorModel(names, states, factors)

@@ -7,27 +7,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twlib import datasets, errors
-from twlib.factors import Factor, FactorModel
 from twlib.inference import JunctionTree
 from twlib.inference.minibucket import message_bytes, mini_buckets
 from twlib.inference.search import branch_and_bound_mpe, most_probable_explanation
 
+from . import naive
+
 
 def random_model(seed, n_vars, zeros):
     rng = np.random.default_rng(seed)
-    names = [f"x{i}" for i in range(n_vars)]
-    states = {v: [str(k) for k in range(int(rng.integers(2, 4)))] for v in names}
-    factors = []
-    for _ in range(n_vars + 3):
-        scope = tuple(rng.choice(names, size=int(rng.integers(1, min(4, n_vars) + 1)),
-                                 replace=False))
-        values = rng.random([len(states[v]) for v in scope]) * 3
-        values[rng.random(values.shape) < zeros] = 0.0
-        factors.append(Factor(scope, values))
-    evidence = {v: int(rng.integers(len(states[v])))
+    model = naive.random_factor_model(rng, n_vars, n_vars + 3, 4, scale=3.0, zeros=zeros)
+    names = model.variables
+    evidence = {v: int(rng.integers(model.arity(v)))
                 for v in rng.choice(names, size=int(rng.integers(0, min(3, n_vars + 1))),
                                     replace=False)}
-    return FactorModel(names, states, factors), evidence
+    return model, evidence
 
 
 def brute_force(model, evidence):

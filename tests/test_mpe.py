@@ -66,15 +66,10 @@ def test_mpe_equals_brute_force(seed, n_vars, n_evidence, zeros):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 6))
 def test_mpe_of_a_markov_network_maximises_the_product_of_its_factors(seed, n_vars):
-    rng = np.random.default_rng(seed)
-    names = [f"x{i}" for i in range(n_vars)]
-    states = {v: [str(k) for k in range(int(rng.integers(2, 4)))] for v in names}
-    factors = []
-    for _ in range(n_vars + 2):
-        scope = tuple(rng.choice(names, size=int(rng.integers(1, min(3, n_vars) + 1)),
-                                 replace=False))
-        factors.append(Factor(scope, rng.random([len(states[v]) for v in scope]) * 5))
-    model = FactorModel(names, states, factors)
+    model = naive.random_factor_model(np.random.default_rng(seed), n_vars, n_vars + 2, 3,
+                                      scale=5.0)
+    names, factors = model.variables, model.factors
+    states = {v: model.states(v) for v in names}
     value = np.ones([len(states[v]) for v in names])
     for f in factors:
         shape = [1] * n_vars
