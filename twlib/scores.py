@@ -706,6 +706,27 @@ def _masks(parent_sets: np.ndarray, n_vars: int) -> np.ndarray:
     return out
 
 
+def _beating_subsets(found: dict, prune: bool, width: int):
+    """Of ``found`` (sorted parent tuples -> score), the sets that score above every
+    subset in ``found`` that drops one parent, and those subsets' best in turn (the
+    "subset" rule over a family that need not hold every subset); all with
+    ``prune`` off.  Returns the kept sets as rows padded with -1 to ``width``, and
+    their scores."""
+    best_sub, keep = {}, []
+    for t in sorted(found, key=len):
+        below = max((max(found[s], best_sub[s])
+                     for s in (t[:i] + t[i + 1:] for i in range(len(t))) if s in found),
+                    default=-np.inf)
+        best_sub[t] = below
+        margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
+        if not prune or found[t] > below + margin:
+            keep.append(t)
+    padded = np.full((len(keep), width), -1, dtype=np.int64)
+    for r, t in enumerate(keep):
+        padded[r, :len(t)] = t
+    return padded, np.array([found[t] for t in keep])
+
+
 def _extend(combos: np.ndarray, extendable: np.ndarray, n_vars: int) -> np.ndarray:
     """Next-level combinations: each extendable row plus one larger index."""
     rows = combos[extendable]
@@ -824,21 +845,10 @@ class ParentSetScores:
     def _with_required(self, rows, scores, need, prune):
         """A variable's sets that hold its required parents ``need``; with ``prune``,
         only those that beat every such subset (its sets were scored unpruned)."""
-        sets = [frozenset(int(p) for p in row if p >= 0) for row in rows]
-        need = frozenset(need)
-        legal = {t: sc for t, sc in zip(sets, scores) if need <= t}
-        best_sub, keep = {}, []
-        for t in sorted(legal, key=len):
-            below = max((max(legal[t - {p}], best_sub[t - {p}]) for p in t - need
-                         if t - {p} in legal), default=-np.inf)
-            best_sub[t] = below
-            margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
-            if not prune or legal[t] > below + margin:
-                keep.append(t)
-        padded = np.full((len(keep), self.max_parents), -1, dtype=np.int64)
-        for r, t in enumerate(keep):
-            padded[r, :len(t)] = sorted(t)
-        return padded, np.array([legal[t] for t in keep])
+        need = set(need)
+        sets = [tuple(sorted(int(p) for p in row if p >= 0)) for row in rows]
+        legal = {t: sc for t, sc in zip(sets, scores) if need <= set(t)}
+        return _beating_subsets(legal, prune, self.max_parents)
 
     def _store(self, parent_rows, scores) -> None:
         """Keep each variable's sets (rows padded with -1) sorted best first, with masks."""
@@ -941,22 +951,10 @@ class ParentSetScores:
                       "pruned_subset": 0, "kept": 0}
         rows, kept_scores = [], []
         for v in range(n):
-            best_sub, keep = {}, []
-            for t in sorted(found[v], key=len):
-                # with required parents the family lacks the subsets that drop one
-                below = max((max(found[v][s], best_sub[s])
-                             for s in (t[:i] + t[i + 1:] for i in range(len(t)))
-                             if s in found[v]), default=-np.inf)
-                best_sub[t] = below
-                margin = TIE_TOLERANCE * max(1.0, abs(below)) if np.isfinite(below) else 0.0
-                if not prune or found[v][t] > below + margin:
-                    keep.append(t)
-            self.stats["pruned_subset"] += len(found[v]) - len(keep)
-            padded = np.full((len(keep), self.max_parents), -1, dtype=np.int64)
-            for r, t in enumerate(keep):
-                padded[r, :len(t)] = t
+            padded, kept = _beating_subsets(found[v], prune, self.max_parents)
+            self.stats["pruned_subset"] += len(found[v]) - len(kept)
             rows.append(padded)
-            kept_scores.append(np.array([found[v][t] for t in keep]))
+            kept_scores.append(kept)
         self._store(rows, kept_scores)
         return self
 
