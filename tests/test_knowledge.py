@@ -186,7 +186,7 @@ def test_ktree_learn_keeps_the_knowledge_inside_its_ktrees(data, seed, k, search
     assert know.violations(res.parents) == [] and res.width <= k
     assert res.knowledge is (know if know else None)
     assert is_ktree(res.ktree, k)
-    frame = ktree.required_frame(know, ds.names, k)
+    frame = ktree.required_frame(know, k)
     assert all(res.ktree.has_edge(a, b) for a, b in frame.edges)
     assert res.score <= exact_width.learn(ds, k, knowledge=know).score + 1e-6
 

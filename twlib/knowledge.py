@@ -276,12 +276,22 @@ class Knowledge:
             self._check_width(k)
         return self
 
-    def _check_width(self, k: int) -> None:
+    def required_moral_graph(self) -> nx.Graph:
+        """The moral graph of the required arcs, over the variables they touch: a
+        network holding them has these edges in its own moral graph.
+
+        >>> sorted(map(sorted, Knowledge(required=["a -> c", "b -> c"])
+        ...                    .required_moral_graph().edges))
+        [['a', 'b'], ['a', 'c'], ['b', 'c']]
+        """
         parents = {}
         for p, c in self.required:
             parents.setdefault(c, []).append(p)
             parents.setdefault(p, [])
-        moral = moral_graph(parents)
+        return moral_graph(parents)
+
+    def _check_width(self, k: int) -> None:
+        moral = self.required_moral_graph()
         width, _ = treewidth_upper_bound(moral)
         if width > k and moral.number_of_nodes() <= 20:
             width, _ = treewidth_exact(moral)
