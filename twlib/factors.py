@@ -14,7 +14,8 @@ import numpy as np
 from .errors import InputError, ZeroEvidenceError
 from .network import BayesianNetwork
 
-__all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "cpt_factor", "labelled_einsum"]
+__all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "as_factor_model", "cpt_factor",
+           "labelled_einsum"]
 
 
 def labelled_einsum(*args):
@@ -151,3 +152,18 @@ class FactorModel:
         for f in self.factors:
             graph.add_edges_from(itertools.combinations(f.variables, 2))
         return graph
+
+
+def as_factor_model(model) -> FactorModel:
+    """``model`` as a :class:`FactorModel`: a Bayesian network becomes its CPTs;
+    anything else but a FactorModel is an InputError.
+
+    >>> from twlib.datasets import load_network
+    >>> len(as_factor_model(load_network("asia")).factors)
+    8
+    """
+    if isinstance(model, BayesianNetwork):
+        return FactorModel.from_network(model)
+    if not isinstance(model, FactorModel):
+        raise InputError(f"expected a BayesianNetwork or FactorModel, got {type(model).__name__}")
+    return model

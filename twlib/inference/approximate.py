@@ -8,8 +8,7 @@ import numba as nb
 import numpy as np
 
 from ..errors import InputError
-from ..factors import FactorModel, ZeroEvidenceError, labelled_einsum
-from ..network import BayesianNetwork
+from ..factors import ZeroEvidenceError, as_factor_model, labelled_einsum
 from .evidence import evidence_indices
 from .kernels import flat_factors
 
@@ -41,7 +40,7 @@ def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: fl
     """
     if not 0 <= damping < 1:
         raise InputError(f"damping must lie in [0, 1), got {damping}")
-    model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
+    model = as_factor_model(model)
     ev = evidence_indices(model, evidence)
     factors = [f.reduce(ev) for f in model.factors]
     factors = [f for f in factors if f.variables]
@@ -152,7 +151,7 @@ def gibbs_sample(model, n_samples: int, burn_in: int = 1000, restarts: int = 10,
     """
     from ..data import Dataset
 
-    model = FactorModel.from_network(model) if isinstance(model, BayesianNetwork) else model
+    model = as_factor_model(model)
     if n_samples < 1 or restarts < 1 or thin < 1 or burn_in < 0:
         raise InputError("n_samples, restarts and thin must be positive and burn_in >= 0")
     rng = np.random.default_rng(random_state)

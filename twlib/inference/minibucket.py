@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
 
 from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
-from ..factors import FactorModel
+from ..factors import as_factor_model
 from ..graphs import elimination_order
-from ..network import BayesianNetwork
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "mini_buckets", "message_bytes", "largest_i_bound", "log_tables",
@@ -80,10 +80,7 @@ def log_tables(model, evidence=None):
     >>> len(tables), int(arity.sum())
     (8, 16)
     """
-    if isinstance(model, BayesianNetwork):
-        model = FactorModel.from_network(model)
-    if not isinstance(model, FactorModel):
-        raise InputError(f"expected a BayesianNetwork or FactorModel, got {type(model).__name__}")
+    model = as_factor_model(model)
     ev = evidence_indices(model, evidence)
     index = {v: k for k, v in enumerate(model.variables)}
     arity = np.array([model.arity(v) for v in model.variables], dtype=np.int64)
@@ -122,12 +119,9 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
         raise InputError(f"task must be one of {TASKS}, got {task!r}")
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
-    names = list(model.variables)
-    tables, arity, ev = log_tables(model, evidence)
-    free = [v for v in range(len(names)) if v not in ev]
-    order = _order(tables, arity, free, names, order)
+    tables, arity, ev, order = _prepared(model, evidence, order)
     position = {v: k for k, v in enumerate(order)}
-    n = len(names)
+    n = len(arity)
     placed, generated = [[] for _ in range(n)], [[] for _ in range(n)]
     constant = 0.0
     for t, (scope, values) in enumerate(tables):
@@ -166,9 +160,7 @@ def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:
     >>> message_bytes(load_network("asia"), 2) < message_bytes(load_network("asia"), 3)
     True
     """
-    tables, arity, ev = log_tables(model, evidence)
-    free = [v for v in range(len(arity)) if v not in ev]
-    order = _order(tables, arity, free, list(model.variables), order)
+    tables, arity, _, order = _prepared(model, evidence, order)
     return _plan([scope for scope, _ in tables], arity, order, i_bound)[0]
 
 
@@ -179,9 +171,7 @@ def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30) -> int:
     >>> largest_i_bound(load_network("alarm"), {}, 1.0, cap=6)
     6
     """
-    tables, arity, ev = log_tables(model, evidence)
-    free = [v for v in range(len(arity)) if v not in ev]
-    order = _order(tables, arity, free, list(model.variables), None)
+    tables, arity, _, order = _prepared(model, evidence, None)
     scopes = [scope for scope, _ in tables]
     low, high = 1, cap
     while low < high:
@@ -211,10 +201,15 @@ def _plan(scopes, arity, order, i_bound):
     return used, largest
 
 
-def _order(tables, arity, free, names, order):
-    if order is None:
-        import networkx as nx
+def _prepared(model, evidence, order):
+    """The log tables, arities, evidence and elimination order (indices) of a pass."""
+    tables, arity, ev = log_tables(model, evidence)
+    free = [v for v in range(len(arity)) if v not in ev]
+    return tables, arity, ev, _order(tables, free, list(model.variables), order)
 
+
+def _order(tables, free, names, order):
+    if order is None:
         graph = nx.Graph()
         graph.add_nodes_from(free)
         for scope, _ in tables:
@@ -247,7 +242,7 @@ def _groups(scopes, i_bound):
     return out
 
 
-def _partition(members, tables, arity, i_bound):
+def _partition(members, tables, i_bound):
     """The bucket's table ids split into mini-buckets (see :func:`_groups`)."""
     return [[members[k] for k in group[1]]
             for group in _groups([tables[t][0] for t in members], i_bound)]
@@ -271,7 +266,7 @@ def _eliminate(x, members, tables, arity, i_bound, task, moment_matching, positi
     """The messages that eliminating ``x`` from its bucket sends on."""
     if not members:                 # a variable no function mentions: max 1, sum |X|
         return [((), np.array(0.0 if task == "max" else math.log(arity[x])))]
-    groups = _partition(members, tables, arity, i_bound)
+    groups = _partition(members, tables, i_bound)
     combined = []
     for group in groups:
         scope = sorted(set().union(*(tables[t][0] for t in group)), key=position.__getitem__)
@@ -292,7 +287,7 @@ def _eliminate(x, members, tables, arity, i_bound, task, moment_matching, positi
                 message = _log_sum(table, axis)
             else:
                 message = table.min(axis=axis)
-        out.append((rest, np.broadcast_to(message, [int(arity[v]) for v in rest]).copy()))
+        out.append((rest, np.asarray(message)))
     return out
 
 
@@ -311,7 +306,7 @@ def _match_max_marginals(x, combined):
         axis = scope.index(x)
         others = tuple(k for k in range(table.ndim) if k != axis)
         marginals.append(table.max(axis=others) if others else table.reshape(-1))
-    stacked = np.array([np.broadcast_to(m, marginals[0].shape) for m in marginals])
+    stacked = np.array(marginals)
     if not np.isfinite(stacked).all():
         return combined          # a zero max-marginal: shifting would mix infinities
     mean = stacked.mean(axis=0)

@@ -28,8 +28,7 @@ from tqdm.auto import tqdm
 
 from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
-from ..factors import FactorModel
-from ..network import BayesianNetwork
+from ..factors import as_factor_model
 from .junction_tree import JunctionTree
 from .minibucket import largest_i_bound, mini_buckets
 
@@ -66,14 +65,6 @@ class MPEResult:
         return max(self.bound - self.log_value, 0.0)
 
 
-def _as_model(model):
-    if isinstance(model, BayesianNetwork):
-        return FactorModel.from_network(model)
-    if isinstance(model, FactorModel):
-        return model
-    raise InputError(f"expected a BayesianNetwork or FactorModel, got {type(model).__name__}")
-
-
 def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                          time_limit: float = 60.0, order=None, max_memory_gb: float = 4.0,
                          progress: bool = False) -> MPEResult:
@@ -87,7 +78,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     ('optimal', 0.0)
     """
     clock.check_time_limit(time_limit)
-    model = _as_model(model)
+    model = as_factor_model(model)
     compiled = clock.compile_seconds()
     started = clock.now()
     mb = mini_buckets(model, i_bound, evidence, task="max", order=order,
@@ -120,7 +111,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
             raise ZeroEvidenceError("the evidence has probability zero")
         raise BudgetExceeded(f"no assignment of non-zero probability was found in "
                              f"{time_limit} s")
-    bound = kernel.incumbent if status == "optimal" else max(kernel.bound(), kernel.incumbent)
+    bound = kernel.bound()
     states = kernel.best.copy()
     for v, s in mb.evidence.items():
         states[v] = s
@@ -296,7 +287,7 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
     ('junction tree', 'optimal', 'yes')
     """
     clock.check_time_limit(time_limit)
-    model = _as_model(model)
+    model = as_factor_model(model)
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
     try:
