@@ -116,7 +116,7 @@ def test_map_only_instances_load_and_the_wide_one_is_refused(tmp_path, monkeypat
                  str(datasets.data_file(f"{stem}.uai.evid")), "0", "MAP",
                  "--time-limit", "1"]) == 0                   # past the tree: branch and bound
     said = capsys.readouterr().err
-    assert "branch and bound, MBE(" in said and ("time_limit, bound" in said or "optimal" in said)
+    assert "AND/OR branch and bound, MBE(" in said and ("time_limit, bound" in said or "optimal" in said)
     value = datasets.load_uai("Grids_26").model.log_values(
         [uai.read_map(tmp_path / "Grids_26.uai.MAP")])[0]
     assert np.isfinite(value) and f"log P = {value:.6f}" in said

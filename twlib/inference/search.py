@@ -30,6 +30,7 @@ from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import as_factor_model
 from .junction_tree import JunctionTree
+from .andor import AndOrSearch, FlatTables, table_value
 from .minibucket import largest_i_bound, mini_buckets
 
 __all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation"]
@@ -38,6 +39,10 @@ _NODES_PER_CALL = 20_000
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
 # reference machine); the heuristic may take a quarter of the time limit
 _MESSAGE_BYTES_PER_SECOND = 2e8
+_NODES_PER_SECOND = 1e7
+# Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
+# a tree that would take longer than the time limit is not tried
+_TREE_ENTRIES_PER_SECOND = 1e7
 
 
 @dataclass
@@ -85,19 +90,26 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                       max_memory_gb=max_memory_gb)
     heuristic_seconds = clock.now() - started
     kernel = _Kernel(mb)
+    andor = None if kernel.finished else AndOrSearch(mb, _cache_entries(max_memory_gb,
+                                                                        time_limit))
     history = []
-    bar = tqdm(desc=f"branch and bound, MBE({i_bound})", unit="node", disable=not progress)
+    bar = tqdm(desc=f"AND/OR branch and bound, MBE({i_bound})", unit="node",
+               disable=not progress)
     status = "optimal"
     with clock.interruptible():
         while not kernel.finished:
             before = kernel.incumbent
-            done = kernel.run(_NODES_PER_CALL)
-            bar.update(done)
+            bar.update(kernel.run(_NODES_PER_CALL))
             if kernel.incumbent > before:
-                history.append((clock.now() - started, kernel.incumbent, kernel.bound()))
+                andor.restart(kernel.incumbent)
+                history.append((clock.now() - started, kernel.incumbent,
+                                min(kernel.bound(), andor.bound())))
                 bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
-                                 "bound": f"{kernel.bound():.4f}"}, refresh=False)
+                                 "bound": f"{history[-1][2]:.4f}"}, refresh=False)
             if kernel.finished:
+                break
+            bar.update(andor.run(_NODES_PER_CALL))
+            if andor.finished:
                 break
             if clock.interrupted():
                 status = "interrupted"
@@ -106,19 +118,24 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                 status = "time_limit"
                 break
     bar.close()
-    if not np.isfinite(kernel.incumbent):
-        if kernel.finished:
+    states, value = kernel.best.copy(), kernel.incumbent
+    if andor is not None and andor.improved:
+        states, value = andor.assign.copy(), andor.value
+    if not np.isfinite(value):
+        if status == "optimal":
             raise ZeroEvidenceError("the evidence has probability zero")
         raise BudgetExceeded(f"no assignment of non-zero probability was found in "
                              f"{time_limit} s")
-    bound = kernel.bound()
-    states = kernel.best.copy()
+    bound = value if status == "optimal" else min(kernel.bound(), andor.bound())
     for v, s in mb.evidence.items():
         states[v] = s
     assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
-    return MPEResult(assignment=assignment, log_value=float(kernel.incumbent),
-                     bound=float(bound), status=status, method=f"branch and bound, MBE({i_bound})",
-                     stats={"nodes": kernel.nodes, "seconds": clock.now() - started,
+    return MPEResult(assignment=assignment, log_value=float(value), bound=float(bound),
+                     status=status, method=f"AND/OR branch and bound, MBE({i_bound})",
+                     stats={"nodes": kernel.nodes + (andor.nodes if andor else 0),
+                            "and_or_nodes": andor.nodes if andor else 0,
+                            "pseudo_tree_depth": andor.tree.depth if andor else 0,
+                            "seconds": clock.now() - started,
                             "heuristic_seconds": heuristic_seconds,
                             "compile_seconds": clock.compile_seconds() - compiled,
                             "i_bound": int(i_bound), "heuristic_bound": mb.bound,
@@ -133,22 +150,7 @@ class _Kernel:
         n_vars = len(mb.arity)
         used = sorted({t for v in seq for t in mb.placed[v] + mb.generated[v]})
         slot = {t: k for k, t in enumerate(used)}
-        scope_ptr, scope_var, stride, offset, chunks = [0], [], [], [], []
-        total = 0
-        for t in used:
-            scope, values = mb.tables[t]
-            values = np.array(values, dtype=float, order="C")   # keeps 0-d tables 0-d
-            scope_var.extend(scope)
-            stride.extend(s // values.itemsize for s in values.strides)
-            scope_ptr.append(len(scope_var))
-            offset.append(total)
-            chunks.append(values.ravel())
-            total += values.size
-        self.scope_ptr = np.array(scope_ptr, dtype=np.int64)
-        self.scope_var = np.array(scope_var, dtype=np.int64)
-        self.stride = np.array(stride, dtype=np.int64)
-        self.offset = np.array(offset, dtype=np.int64)
-        self.values = np.concatenate(chunks) if chunks else np.zeros(0)
+        self.tab = FlatTables([mb.tables[t] for t in used]).arrays
         add = [[slot[t] for t in mb.placed[v]] for v in seq]
         sub = [[slot[t] for t in mb.generated[v]] for v in seq]
         self.add_ptr = np.cumsum([0] + [len(a) for a in add]).astype(np.int64)
@@ -182,9 +184,9 @@ class _Kernel:
 
     def run(self, budget: int) -> int:
         done = _search(self.seq, self.arity, self.add_ptr, self.add_ids, self.sub_ptr,
-                       self.sub_ids, self.scope_ptr, self.scope_var, self.stride, self.offset,
-                       self.values, self.cand_val, self.cand_f, self.cand_n, self.cand_next,
-                       self.f_at, self.assign, self.best, self.state, self.scalars, budget)
+                       self.sub_ids, self.tab, self.cand_val, self.cand_f, self.cand_n,
+                       self.cand_next, self.f_at, self.assign, self.best, self.state,
+                       self.scalars, budget)
         self.nodes += done
         return done
 
@@ -202,17 +204,8 @@ class _Kernel:
 
 
 @nb.njit(cache=True)
-def _table_value(t, assign, scope_ptr, scope_var, stride, offset, values):
-    index = offset[t]
-    for j in range(scope_ptr[t], scope_ptr[t + 1]):
-        index += assign[scope_var[j]] * stride[j]
-    return values[index]
-
-
-@nb.njit(cache=True)
-def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, scope_ptr, scope_var, stride,
-            offset, values, cand_val, cand_f, cand_n, cand_next, f_at, assign, best, state,
-            scalars, budget):
+def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f, cand_n,
+            cand_next, f_at, assign, best, state, scalars, budget):
     """Depth-first branch and bound from the saved state for ``budget`` expansions;
     returns how many it made and leaves ``state[1] = 1`` when the tree is closed."""
     m = seq.shape[0]
@@ -229,14 +222,12 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, scope_ptr, scope_var
             x = seq[d]
             minus = 0.0
             for j in range(sub_ptr[d], sub_ptr[d + 1]):
-                minus += _table_value(sub_ids[j], assign, scope_ptr, scope_var, stride,
-                                      offset, values)
+                minus += table_value(sub_ids[j], assign, tab)
             for a in range(arity[x]):
                 assign[x] = a
                 f = f_at[d] - minus
                 for j in range(add_ptr[d], add_ptr[d + 1]):
-                    f += _table_value(add_ids[j], assign, scope_ptr, scope_var, stride,
-                                      offset, values)
+                    f += table_value(add_ids[j], assign, tab)
                 cand_val[d, a] = a
                 cand_f[d, a] = f
             k = arity[x]                             # insertion sort, best first
@@ -273,10 +264,17 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, scope_ptr, scope_var
     return done
 
 
+def _cache_entries(max_memory_gb, time_limit):
+    """Cache entries for the AND/OR search: a quarter of the memory budget, and no
+    more than it can fill (a bound per node at most) in the time given."""
+    return int(min(max_memory_gb / 4 * 2**30 / 8, _NODES_PER_SECOND * time_limit))
+
+
 def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.0,
                               time_limit: float = 60.0, progress: bool = False) -> MPEResult:
     """The MPE by the method that fits: the junction tree when its tables fit
-    ``max_memory_gb`` (exact, fastest), else branch and bound with the largest
+    ``max_memory_gb`` and can be filled within ``time_limit`` (exact, fastest), else
+    AND/OR branch and bound with the largest
     i-bound whose mini-bucket messages take at most a quarter of the budget and
     about a quarter of ``time_limit`` to compute.
     ``method`` in the result says which ran.
@@ -290,8 +288,9 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
     model = as_factor_model(model)
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    in_time = 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30
     try:
-        tree = JunctionTree(model, max_memory_gb=max_memory_gb)
+        tree = JunctionTree(model, max_memory_gb=min(max_memory_gb, in_time))
     except MemoryBudgetExceeded:
         tree = None
     if tree is not None:
