@@ -74,6 +74,21 @@ def test_cli_query_refuses_bad_evidence(capsys):
     assert main(["query", "asia", "--target", "weather"]) == 2
 
 
+def test_cli_query_do_cuts_the_parents(capsys):
+    import json
+
+    assert main(["query", "asia", "--do", "either=yes", "--evidence", "smoke=no",
+                 "--target", "dysp", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["do"] == {"either": "yes"}
+    # P(dysp | do(either=yes), smoke=no) = sum_b P(b | smoke=no) P(dysp | yes, b)
+    assert answer["posteriors"]["dysp"]["yes"] == pytest.approx(0.3 * 0.9 + 0.7 * 0.7)
+    assert main(["query", "asia", "--do", "either=yes", "--evidence", "either=no"]) == 2
+    assert "both intervened on" in capsys.readouterr().err
+    assert main(["query", "asia", "--do", "either"]) == 2
+    assert "--do must look like VARIABLE=STATE" in capsys.readouterr().err
+
+
 def test_cli_learn_on_a_local_dask_cluster(tmp_path, capsys):
     pytest.importorskip("distributed")
     data, model = tmp_path / "asia.csv", tmp_path / "asia.bif"

@@ -11,7 +11,8 @@
         Ctrl-C writes the best network found so far and exits with code 130;
         [--require A->B ...] [--forbid A->B ...] [--tiers FILE] [--knowledge FILE]:
         background knowledge (methods auto, bounded, order_graph, ilp)
-    twlib query MODEL [--evidence A=x B=y ...] [--target C ...] [--mpe | --map C ...] [--json]
+    twlib query MODEL [--evidence A=x B=y ...] [--do C=z ...] [--target C ...]
+                [--mpe | --map C ...] [--json]
         exact posteriors given evidence, and log P(evidence); --mpe: the most probable
         state of every variable; --map C ...: the most probable joint state of C ...,
         the others summed out (marginal MAP)
@@ -166,12 +167,12 @@ def _bootstrap(args, data) -> None:
           f"tree-width <= {boot.width}")
 
 
-def _evidence(pairs) -> dict:
+def _evidence(pairs, what: str = "evidence") -> dict:
     evidence = {}
     for pair in pairs or ():
         name, sep, state = pair.partition("=")
         if not sep or not name or not state:
-            raise InputError(f"evidence must look like VARIABLE=STATE, got {pair!r}")
+            raise InputError(f"{what} must look like VARIABLE=STATE, got {pair!r}")
         evidence[name] = state
     return evidence
 
@@ -196,9 +197,14 @@ def _explain(args, net, evidence) -> None:
 
 def _query(args) -> None:
     from .inference import JunctionTree
+    from .inference.interventions import check_do_apart, intervene
 
     net = _network(args.model)
     evidence = _evidence(args.evidence)
+    do = _evidence(args.do, "--do")
+    if do:
+        check_do_apart(do, evidence)
+        net = intervene(net, do)
     if args.mpe or args.map:
         _explain(args, net, evidence)
         return
@@ -208,7 +214,8 @@ def _query(args) -> None:
     if unknown:
         raise InputError(f"unknown target variables {unknown}")
     posts, log_pe = tree.posteriors_batch([evidence], variables=targets)
-    answer = {"evidence": evidence, "log_probability_of_evidence": float(log_pe[0]),
+    answer = {"evidence": evidence, **({"do": do} if do else {}),
+              "log_probability_of_evidence": float(log_pe[0]),
               "posteriors": {t: dict(zip(net.states(t), map(float, posts[t][0])))
                              for t in targets}}
     if args.json:
@@ -321,6 +328,8 @@ def main(argv=None) -> int:
     q.add_argument("model", help="a .bif/.bif.gz file or a bnlearn network name")
     q.add_argument("--evidence", nargs="*", metavar="VAR=STATE")
     q.add_argument("--target", nargs="*", help="variables to report (default: all unobserved)")
+    q.add_argument("--do", nargs="*", metavar="VAR=STATE",
+                   help="interventions: each variable is set, its parents cut (graph surgery)")
     q.add_argument("--json", action="store_true")
     task = q.add_mutually_exclusive_group()
     task.add_argument("--mpe", action="store_true",

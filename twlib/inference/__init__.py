@@ -10,10 +10,14 @@ The route, by what fits in memory:
 * ``minibucket``: :func:`mini_buckets`, elimination with its width bounded by an
   i-bound: upper bounds on the MPE value and log Z, a lower bound on log Z,
   within any memory.
-* ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree by
-  depth-first branch and bound on mini-bucket bounds, anytime; and
+* ``search`` and ``andor``: :func:`branch_and_bound_mpe`, the exact MPE past the
+  tree by AND/OR branch and bound over a pseudo-tree on mini-bucket bounds,
+  with a context cache, anytime; and
   :func:`most_probable_explanation`, which picks the junction tree when it fits
   and this search when it does not.
+* ``interventions``: :func:`intervene` (``do(X = x)`` by graph surgery) and
+  :func:`do_posteriors`; soft (virtual) evidence is an argument of the junction
+  tree's queries and of :func:`most_probable_explanation`.
 * ``approximate``: :func:`loopy_belief_propagation` and :func:`gibbs_sample`,
   for models whose tree would not fit, without guarantees.
 * ``evidence``: the one check of what is observed, shared by all of them.
@@ -31,6 +35,7 @@ from ..errors import MemoryBudgetExceeded
 from ..factors import Factor, FactorModel, ZeroEvidenceError
 from .approximate import LoopyResult, gibbs_sample, loopy_belief_propagation
 from .elimination import marginal_map, variable_elimination
+from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
 from .minibucket import MiniBuckets, mini_buckets
 from .search import MPEResult, branch_and_bound_mpe, most_probable_explanation
@@ -38,4 +43,4 @@ from .search import MPEResult, branch_and_bound_mpe, most_probable_explanation
 __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
-           "most_probable_explanation", "MPEResult"]
+           "most_probable_explanation", "MPEResult", "intervene", "do_posteriors"]

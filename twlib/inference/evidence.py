@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, UnknownName
+from ..errors import InputError, UnknownName, ZeroEvidenceError
 
-__all__ = ["evidence_indices"]
+__all__ = ["evidence_indices", "likelihoods"]
 
 
 def evidence_indices(net, evidence) -> dict:
@@ -29,4 +29,32 @@ def evidence_indices(net, evidence) -> dict:
             out[v] = states.index(s)
         else:
             raise InputError(f"unknown state {s!r} of {v!r}; its states are {states}")
+    return out
+
+
+def likelihoods(net, soft_evidence) -> dict:
+    """Soft (virtual) evidence ``{variable: weights}``, one non-negative finite
+    weight per state of the variable, checked and turned into float arrays.
+
+    >>> from twlib.datasets import load_network
+    >>> likelihoods(load_network("asia"), {"xray": [0.8, 0.2]})
+    {'xray': array([0.8, 0.2])}
+    """
+    out = {}
+    for v, weights in (soft_evidence or {}).items():
+        if v not in net.variables:
+            raise UnknownName(f"soft evidence on unknown variable {v!r}")
+        try:
+            w = np.asarray(weights, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"soft evidence on {v!r} must be numbers, got {weights!r}") from None
+        if w.shape != (net.arity(v),):
+            raise InputError(f"soft evidence on {v!r} needs {net.arity(v)} weights, one per "
+                             f"state {net.states(v)}; got shape {w.shape}")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise InputError(f"soft evidence weights must be finite and non-negative; "
+                             f"{v!r} has {w.tolist()}")
+        if not w.any():
+            raise ZeroEvidenceError(f"soft evidence on {v!r} gives every state weight 0")
+        out[v] = w
     return out

@@ -21,7 +21,7 @@ from ..factors import FactorModel, ZeroEvidenceError
 from ..graphs import clique_tree, elimination_order
 from ..network import BayesianNetwork
 from ..parallel import blocks, run_tasks, task_count
-from .evidence import evidence_indices
+from .evidence import evidence_indices, likelihoods
 from .kernels import (decode_assignments, flat_factors, hugin_single, log_values,
                       max_product_single)
 
@@ -239,12 +239,16 @@ class JunctionTree:
         others = tuple(k + 1 for k, u in enumerate(self.cliques[i]) if u != v)
         return _per_set_normalised(np.add.reduce(table, axis=others))[0]
 
-    def _indicators(self, evidence_sets) -> dict:
+    def _indicators(self, evidence_sets, soft=None) -> dict:
         """``{observed variable: (batch, states) indicator}``; a set that does not
         observe the variable gets ones.  ``evidence_sets`` is a list of dicts or
-        a matrix of state codes, a column per model variable, -1 where missing."""
+        a matrix of state codes, a column per model variable, -1 where missing;
+        ``soft`` maps variables to likelihood weights (from
+        :func:`~twlib.inference.evidence.likelihoods`) multiplied into every set's."""
         batch = len(evidence_sets)
         lam = {}
+        for v, weights in (soft or {}).items():
+            lam[v] = np.repeat(weights[None], batch, axis=0)
         if isinstance(evidence_sets, np.ndarray):
             rows = np.arange(batch)
             for j, v in enumerate(self.net.variables):
@@ -258,8 +262,7 @@ class JunctionTree:
             for v, s in evidence_indices(self.net, e).items():
                 if v not in lam:
                     lam[v] = np.ones((batch, self.arity[v]))
-                lam[v][b] = 0.0
-                lam[v][b, s] = 1.0
+                lam[v][b, np.arange(self.arity[v]) != s] = 0.0
         return lam
 
     def _paths_to_root(self, cliques) -> set:
@@ -271,14 +274,14 @@ class JunctionTree:
                 i = self.parent[i]
         return found
 
-    def _collect(self, evidence_sets):
+    def _collect(self, evidence_sets, soft=None):
         """Enter a batch's evidence and collect along the paths from it to the root.
         Returns ``(work, seps, log P(e) per set)``: ``work[i]`` is clique i's table
         ``P(C_i, evidence below i)`` up to a factor per set, for the cliques on
         those paths (the others keep their prior), and ``seps[i]`` the new
         separator marginals they sent up."""
         batch = len(evidence_sets)
-        lam = self._indicators(evidence_sets)
+        lam = self._indicators(evidence_sets, soft)
         work, scale = {}, {}
         for v, indicator in lam.items():
             i = self.reader[v]
@@ -308,7 +311,8 @@ class JunctionTree:
         log_pe = log_pe + self.log_z
         return work, seps, log_pe
 
-    def _propagate(self, evidence_sets, asked=(), keep=(), allow_zero: bool = False):
+    def _propagate(self, evidence_sets, asked=(), keep=(), allow_zero: bool = False,
+                   soft=None):
         """One batch: enter the evidence, collect along the paths from the
         evidence to the root, distribute along the paths from the root to the
         cliques that read the ``asked`` variables (and to the cliques ``keep``).
@@ -316,7 +320,7 @@ class JunctionTree:
         or None where it is still the prior}, {kept clique: its unnormalised
         posterior table, with one row where it is still the prior})``."""
         batch = len(evidence_sets)
-        work, seps, log_pe = self._collect(evidence_sets)
+        work, seps, log_pe = self._collect(evidence_sets, soft)
         zero = np.flatnonzero(~np.isfinite(log_pe))
         if zero.size and not allow_zero:
             which = "the evidence" if batch == 1 else f"evidence set {int(zero[0])}"
@@ -490,10 +494,11 @@ class JunctionTree:
             self._max_cache = msgs, np.concatenate(flat), offsets
         return self._max_cache
 
-    def _mpe(self, evidence_sets, allow_zero: bool = False):
-        """One batch of MPE queries: ``(state indices (batch, variables), log P(x, e))``."""
+    def _mpe(self, evidence_sets, allow_zero: bool = False, soft=None):
+        """One batch of MPE queries: ``(state indices (batch, variables), log P(x, e))``,
+        ``soft`` likelihood weights multiplied in (and into ``log P``)."""
         batch = len(evidence_sets)
-        lam = self._indicators(evidence_sets)
+        lam = self._indicators(evidence_sets, soft)
         prior = self._max_prior()
         dirty = self._paths_to_root({self.reader[v] for v in lam})
         _, best, peak = self._max_collect(dirty, lam, batch, prior)
@@ -514,6 +519,9 @@ class JunctionTree:
                             prior[2], prior[1], out)
         log_p = np.zeros(batch)
         log_p[zero] = -np.inf
+        with np.errstate(divide="ignore"):
+            for v, weights in (soft or {}).items():
+                log_p += np.log(weights[out[:, self.net.variables.index(v)]])
         return out, log_p + log_values(*self._factor_index(), out) - self.log_z
 
     def _factor_index(self):
@@ -584,10 +592,25 @@ class JunctionTree:
         return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
                 np.concatenate([a[1] for a in answers]))
 
-    def posteriors(self, evidence=None, variables=None) -> dict:
+    def posteriors(self, evidence=None, variables=None, soft_evidence=None) -> dict:
         """``{variable: P(variable | evidence)}`` for every variable (or those in
-        ``variables``, which saves the work for the others)."""
+        ``variables``, which saves the work for the others).
+
+        ``soft_evidence`` maps variables to likelihood weights, one per state
+        (virtual evidence: as if an observed child had ``P(seen | state)``
+        proportional to them).
+
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> post = jt.posteriors(variables=["lung"], soft_evidence={"xray": [0.8, 0.2]})
+        >>> post["lung"].round(4).tolist()
+        [0.1628, 0.8372]
+        """
         variables = self._asked(variables)
+        if soft_evidence is not None:
+            log_pe, posts, _ = self._propagate([evidence or {}], asked=set(variables),
+                                               soft=likelihoods(self.net, soft_evidence))
+            return {v: self.prior[v] if posts[v] is None else posts[v][0] for v in variables}
         if not self._compiled_fits():
             posts, _ = _posteriors_of_parts(self, [[evidence or {}]], variables)
             return {v: p[0] for v, p in posts.items()}
@@ -738,10 +761,12 @@ class JunctionTree:
         return (np.concatenate([a[0] for a in answers]),
                 np.concatenate([a[1] for a in answers]))
 
-    def mpe(self, evidence=None) -> tuple[dict, float]:
+    def mpe(self, evidence=None, soft_evidence=None) -> tuple[dict, float]:
         """``(assignment, log P(assignment))``: the most probable complete
         assignment given ``evidence`` as ``{variable: state label}``, with the
-        natural log of its joint probability (evidence included).
+        natural log of its joint probability (evidence included); with
+        ``soft_evidence`` (as in :meth:`posteriors`) the assignment maximises
+        ``P(x) * prod_v weights_v(x_v)`` and that is the value returned.
 
         >>> from twlib.datasets import load_network
         >>> jt = JunctionTree(load_network("asia"))
@@ -749,8 +774,9 @@ class JunctionTree:
         >>> best["bronc"], best["lung"], round(log_p, 4)
         ('yes', 'no', -2.2017)
         """
-        if not self._compiled_fits():
-            states, log_p = self._mpe([evidence or {}])
+        if soft_evidence is not None or not self._compiled_fits():
+            soft = None if soft_evidence is None else likelihoods(self.net, soft_evidence)
+            states, log_p = self._mpe([evidence or {}], soft=soft)
             states, log_p = states[0], float(log_p[0])
         else:
             states, log_p = self._compiled_mpe(evidence)
@@ -784,8 +810,12 @@ class JunctionTree:
         table = np.transpose(table, [kept.index(v) for v in variables])
         return table / table.sum()
 
-    def log_probability_of_evidence(self, evidence=None) -> float:
-        """Natural log of ``P(evidence)``."""
+    def log_probability_of_evidence(self, evidence=None, soft_evidence=None) -> float:
+        """Natural log of ``P(evidence)``; with ``soft_evidence`` (as in
+        :meth:`posteriors`), of ``sum_x P(x, evidence) prod_v weights_v(x_v)``."""
+        if soft_evidence is not None:
+            return float(self._propagate([evidence or {}],
+                                         soft=likelihoods(self.net, soft_evidence))[0][0])
         if self._compiled_fits():
             return float(self._compiled_posteriors(evidence)[1])
         return float(self._propagate([evidence or {}])[0][0])

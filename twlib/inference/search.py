@@ -28,12 +28,13 @@ from tqdm.auto import tqdm
 
 from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
-from ..factors import as_factor_model
+from ..factors import Factor, FactorModel, as_factor_model
+from .evidence import likelihoods
 from .junction_tree import JunctionTree
 from .andor import AndOrSearch, FlatTables, table_value
 from .minibucket import largest_i_bound, mini_buckets
 
-__all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation"]
+__all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation", "with_likelihoods"]
 
 _NODES_PER_CALL = 20_000
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
@@ -264,20 +265,34 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_
     return done
 
 
+def with_likelihoods(model, soft_evidence) -> FactorModel:
+    """``model`` as a factor model with a factor of likelihood weights per
+    variable of ``soft_evidence`` (a virtual child observed)."""
+    model = as_factor_model(model)
+    if not soft_evidence:
+        return model
+    extra = [Factor((v,), w) for v, w in likelihoods(model, soft_evidence).items()]
+    return FactorModel(model.variables, {v: model.states(v) for v in model.variables},
+                       list(model.factors) + extra, name=model.name)
+
+
 def _cache_entries(max_memory_gb, time_limit):
     """Cache entries for the AND/OR search: a quarter of the memory budget, and no
     more than it can fill (a bound per node at most) in the time given."""
     return int(min(max_memory_gb / 4 * 2**30 / 8, _NODES_PER_SECOND * time_limit))
 
 
-def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.0,
-                              time_limit: float = 60.0, progress: bool = False) -> MPEResult:
+def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
+                              max_memory_gb: float = 4.0, time_limit: float = 60.0,
+                              progress: bool = False) -> MPEResult:
     """The MPE by the method that fits: the junction tree when its tables fit
     ``max_memory_gb`` and can be filled within ``time_limit`` (exact, fastest), else
     AND/OR branch and bound with the largest
     i-bound whose mini-bucket messages take at most a quarter of the budget and
     about a quarter of ``time_limit`` to compute.
-    ``method`` in the result says which ran.
+    ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
+    weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
+    weights of each variable's state into the value maximised.
 
     >>> from twlib.datasets import load_network
     >>> res = most_probable_explanation(load_network("asia"), {"dysp": "yes"})
@@ -285,7 +300,7 @@ def most_probable_explanation(model, evidence=None, *, max_memory_gb: float = 4.
     ('junction tree', 'optimal', 'yes')
     """
     clock.check_time_limit(time_limit)
-    model = as_factor_model(model)
+    model = with_likelihoods(model, soft_evidence)
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
     in_time = 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30
