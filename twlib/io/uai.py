@@ -21,7 +21,7 @@ from ..errors import DataNotFound, FormatError
 from ..factors import Factor, FactorModel
 from .text import plain_name, read_text, resolve
 
-__all__ = ["read", "loads", "read_evidence", "read_mar", "write_mar", "read_map", "write_map",
+__all__ = ["read", "loads", "dumps", "write", "read_evidence", "read_mar", "write_mar", "read_map", "write_map",
            "UAIError"]
 
 
@@ -99,6 +99,34 @@ def loads(text: str, source: str = "<string>") -> FactorModel:
                         factors, name=plain_name(source))
     model.kind = kind
     return model
+
+
+def dumps(model) -> str:
+    """A Bayesian network or factor model as ``MARKOV`` text (variables in the
+    model's order, a factor per CPT or factor), for solvers that read UAI files.
+
+    >>> from twlib.datasets import load_network
+    >>> again = loads(dumps(load_network("asia")))
+    >>> len(again.variables), len(again.factors)
+    (8, 8)
+    """
+    from ..factors import as_factor_model
+
+    model = as_factor_model(model)
+    index = {v: k for k, v in enumerate(model.variables)}
+    lines = ["MARKOV", str(len(model.variables)),
+             " ".join(str(model.arity(v)) for v in model.variables), str(len(model.factors))]
+    lines += [" ".join(map(str, [len(f.variables)] + [index[v] for v in f.variables]))
+              for f in model.factors]
+    for f in model.factors:
+        values = np.asarray(f.values, dtype=float).ravel()
+        lines += ["", str(values.size), " ".join(repr(float(x)) for x in values)]
+    return "\n".join(lines) + "\n"
+
+
+def write(path, model) -> None:
+    """Write ``model`` as a ``.uai`` file (see :func:`dumps`)."""
+    Path(path).write_text(dumps(model))
 
 
 def read(path) -> FactorModel:

@@ -1,0 +1,113 @@
+"""The most probable explanation per evidence set on the bnlearn networks: twlib against toulbar2.
+
+For every bnlearn network of the data folder, evidence sets of 1-5 observed
+variables are drawn as in ``bench_inference.py`` (a sampled row, a random
+subset revealed).  twlib answers with its junction tree (built once per
+network, its build reported apart) one set per ``mpe`` call and all sets in one
+``mpe_batch``; toulbar2 (``pytoulbar2``, an exact weighted-CSP branch and bound)
+reads the network once as a UAI file per set, as it must (it has no evidence
+without a fresh problem), assigns the evidence and solves.  Printed per network:
+ms per set for each, the ratio toulbar2 / twlib (the faster of twlib's two
+ways), and the largest difference between twlib's log P(x, e) and that of
+toulbar2's assignment (toulbar2 rounds costs to integers, so a tie within its
+precision may pick another assignment).  Target: at least 1x on every network
+with equal log-probabilities.
+
+    python benchmarks/bench_mpe.py [--quick] [--sets 100] [--networks alarm,water] [--csv F]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from twlib import datasets
+from twlib.inference import JunctionTree
+from twlib.io import uai
+
+from bench_inference import evidence_sets
+
+QUICK = ["asia", "child", "insurance", "alarm", "hepar2", "win95pts"]
+
+
+def toulbar2_mpe(path, net, sets):
+    """toulbar2's assignments (state indices) and seconds per set, the file read each time."""
+    import pytoulbar2
+
+    index = {v: k for k, v in enumerate(net.variables)}
+    states, started = [], time.perf_counter()
+    for evidence in sets:
+        cfn = pytoulbar2.CFN(verbose=-1)
+        cfn.Read(str(path))
+        for v, s in evidence.items():
+            cfn.Assign(cfn.VariableIndices[f"x{index[v]}"], net.states(v).index(s))
+        states.append(list(cfn.Solve()[0]))
+    return np.array(states), (time.perf_counter() - started) / len(sets)
+
+
+def run(name, count, rng, folder):
+    net = datasets.load_network(name)
+    sets = evidence_sets(net, count, rng)
+    row = {"network": name, "n": len(net.variables)}
+    started = time.perf_counter()
+    tree = JunctionTree(net)
+    row["build_s"] = time.perf_counter() - started
+    tree.mpe(sets[0])                                  # warm-up (and the prior pass)
+    started = time.perf_counter()
+    single = [tree.mpe(e)[1] for e in sets]
+    row["single_ms"] = 1e3 * (time.perf_counter() - started) / count
+    started = time.perf_counter()
+    _, batched = tree.mpe_batch(sets)
+    row["batched_ms"] = 1e3 * (time.perf_counter() - started) / count
+    path = Path(folder) / f"{name}.uai"
+    uai.write(path, net)
+    theirs, seconds = toulbar2_mpe(path, net, sets)
+    row["toulbar2_ms"] = 1e3 * seconds
+    from twlib.factors import as_factor_model
+    their_log_p = as_factor_model(net).log_values(theirs)
+    row["diff"] = float(np.max(np.abs(np.array(single) - their_log_p)))
+    row["batch_diff"] = float(np.max(np.abs(np.array(single) - batched)))
+    row["ratio"] = row["toulbar2_ms"] / min(row["single_ms"], row["batched_ms"])
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="six networks, 20 sets each")
+    ap.add_argument("--sets", type=int, default=None)
+    ap.add_argument("--networks", default=None, help="comma-separated (default: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--csv", default=None, help="write the table to this CSV file")
+    args = ap.parse_args(argv)
+    count = args.sets or (20 if args.quick else 100)
+    names = (args.networks.split(",") if args.networks
+             else QUICK if args.quick else datasets.available_networks())
+    rng = np.random.default_rng(args.seed)
+    print(f"{'network':12s} {'n':>5s} {'build s':>8s} {'one ms':>8s} {'batch ms':>8s} "
+          f"{'tb2 ms':>8s} {'ratio':>7s} {'log-p diff':>10s}")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            row = run(name, count, rng, folder)
+            rows.append(row)
+            print(f"{name:12s} {row['n']:5d} {row['build_s']:8.2f} {row['single_ms']:8.3f} "
+                  f"{row['batched_ms']:8.3f} {row['toulbar2_ms']:8.3f} {row['ratio']:6.1f}x "
+                  f"{row['diff']:10.1e}", flush=True)
+    if args.csv:
+        import pandas as pd
+        pd.DataFrame(rows).to_csv(args.csv, index=False, float_format="%.6g")
+    ratios = [r["ratio"] for r in rows]
+    slowest = min(rows, key=lambda r: r["ratio"])
+    print(f"bench_mpe ({count} sets a network): twlib / toulbar2 speed {min(ratios):.1f}x to "
+          f"{max(ratios):.1f}x, median {statistics.median(ratios):.1f}x (slowest: "
+          f"{slowest['network']}); networks at least 1x: "
+          f"{sum(r >= 1 for r in ratios)} of {len(rows)}; largest log-p difference "
+          f"{max(r['diff'] for r in rows):.1e}")
+
+
+if __name__ == "__main__":
+    main()
