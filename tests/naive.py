@@ -87,6 +87,19 @@ def full_joint(net) -> np.ndarray:
     return joint
 
 
+def clamped(joint, net, evidence) -> np.ndarray:
+    """``joint`` (axes in ``net.variables`` order) with the entries that contradict
+    ``evidence`` ({variable: state label}) set to zero."""
+    names = net.variables
+    for v, s in evidence.items():
+        mask = np.zeros(net.arity(v))
+        mask[net.states(v).index(s)] = 1
+        shape = [1] * len(names)
+        shape[names.index(v)] = net.arity(v)
+        joint = joint * mask.reshape(shape)
+    return joint
+
+
 def greedy_order(graph, method, weights):
     """A greedy elimination order in plain Python: eliminate the node of least
     cost (ties: fewer neighbours, then the node listed first), as

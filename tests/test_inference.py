@@ -17,13 +17,7 @@ from . import naive
 def brute_force(net, evidence):
     """Posteriors by enumerating the full joint distribution."""
     names = net.variables
-    joint = naive.full_joint(net)
-    for v, s in evidence.items():
-        mask = np.zeros(net.arity(v))
-        mask[net.states(v).index(s)] = 1
-        shape = [1] * len(names)
-        shape[names.index(v)] = net.arity(v)
-        joint = joint * mask.reshape(shape)
+    joint = naive.clamped(naive.full_joint(net), net, evidence)
     total = joint.sum()
     return {v: joint.sum(axis=tuple(j for j in range(len(names)) if j != i)) / total
             for i, v in enumerate(names)}, total

@@ -30,12 +30,7 @@ def truncated_factorisation(net, do, evidence):
         for ax, size in zip(sorted(axes), table.shape):
             shape[ax] = size
         joint = joint * table.reshape(shape)
-    for v, s in evidence.items():
-        mask = np.zeros(net.arity(v))
-        mask[net.states(v).index(s)] = 1
-        shape = [1] * len(names)
-        shape[names.index(v)] = net.arity(v)
-        joint = joint * mask.reshape(shape)
+    joint = naive.clamped(joint, net, evidence)
     joint = joint / joint.sum()
     return {v: joint.sum(axis=tuple(j for j in range(len(names)) if j != i))
             for i, v in enumerate(names)}

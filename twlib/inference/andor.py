@@ -33,7 +33,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "FlatTables", "table_value", "AndOrSearch"]
+__all__ = ["PseudoTree", "pseudo_tree", "FlatTables", "table_value", "sort_best_first",
+           "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
@@ -122,6 +123,21 @@ def table_value(t, assign, tab):
     for j in range(ptr[t], ptr[t + 1]):
         index += assign[var[j]] * stride[j]
     return values[index]
+
+
+@nb.njit(cache=True)
+def sort_best_first(scores, labels, row, k):
+    """Sort ``scores[row, :k]`` in decreasing order, ``labels`` alongside (insertion
+    sort: a variable's few values)."""
+    for i in range(1, k):
+        sv, lv = scores[row, i], labels[row, i]
+        j = i - 1
+        while j >= 0 and scores[row, j] < sv:
+            scores[row, j + 1] = scores[row, j]
+            labels[row, j + 1] = labels[row, j]
+            j -= 1
+        scores[row, j + 1] = sv
+        labels[row, j + 1] = lv
 
 
 def _csr(lists):
@@ -377,15 +393,7 @@ def _and_or(state, scalars, stack, ints, floats, assign, tab, cost, crossing, ch
                                       cache)
                 cand_val[c, a] = a
                 cand_h[c, a] = h
-            for i in range(1, arity[c]):           # insertion sort, best first
-                hv, av = cand_h[c, i], cand_val[c, i]
-                j = i - 1
-                while j >= 0 and cand_h[c, j] < hv:
-                    cand_h[c, j + 1] = cand_h[c, j]
-                    cand_val[c, j + 1] = cand_val[c, j]
-                    j -= 1
-                cand_h[c, j + 1] = hv
-                cand_val[c, j + 1] = av
+            sort_best_first(cand_h, cand_val, c, arity[c])
             ints[_CAND_N, c] = arity[c]
             ints[_CAND_NEXT, c] = 0
             ints[_SAVE_OFF, c] = save_top

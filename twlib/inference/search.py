@@ -29,9 +29,9 @@ from tqdm.auto import tqdm
 from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
+from .andor import AndOrSearch, FlatTables, sort_best_first, table_value
 from .evidence import likelihoods
 from .junction_tree import JunctionTree
-from .andor import AndOrSearch, FlatTables, table_value
 from .minibucket import largest_i_bound, mini_buckets
 
 __all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation", "with_likelihoods"]
@@ -231,16 +231,8 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_
                     f += table_value(add_ids[j], assign, tab)
                 cand_val[d, a] = a
                 cand_f[d, a] = f
-            k = arity[x]                             # insertion sort, best first
-            for i in range(1, k):
-                fv, av = cand_f[d, i], cand_val[d, i]
-                j = i - 1
-                while j >= 0 and cand_f[d, j] < fv:
-                    cand_f[d, j + 1] = cand_f[d, j]
-                    cand_val[d, j + 1] = cand_val[d, j]
-                    j -= 1
-                cand_f[d, j + 1] = fv
-                cand_val[d, j + 1] = av
+            k = arity[x]
+            sort_best_first(cand_f, cand_val, d, k)
             cand_n[d] = k
             cand_next[d] = 0
             done += 1
