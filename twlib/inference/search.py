@@ -56,7 +56,7 @@ class MPEResult:
     the optimum's, ``status`` ``"optimal"``, ``"time_limit"`` or
     ``"interrupted"``, ``gap`` = ``bound - log_value`` and ``method`` says which
     method answered.  ``stats["history"]`` holds ``(seconds, log_value, bound)``
-    each time the incumbent improved.
+    each time the incumbent improved, and at the end.
     """
 
     assignment: dict
@@ -97,21 +97,28 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     bar = tqdm(desc=f"AND/OR branch and bound, MBE({i_bound})", unit="node",
                disable=not progress)
     status = "optimal"
+    spent = [0.0, 0.0]                  # seconds of the OR dive and of the AND/OR search
     with clock.interruptible():
         while not kernel.finished:
-            before = kernel.incumbent
-            bar.update(kernel.run(_NODES_PER_CALL))
-            if kernel.incumbent > before:
-                andor.restart(kernel.incumbent)
-                history.append((clock.now() - started, kernel.incumbent,
-                                min(kernel.bound(), andor.bound())))
-                bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
-                                 "bound": f"{history[-1][2]:.4f}"}, refresh=False)
-            if kernel.finished:
-                break
-            bar.update(andor.run(_NODES_PER_CALL))
-            if andor.finished:
-                break
+            # the two take turns by time, not nodes: an AND/OR node costs several OR nodes
+            turn = clock.now()
+            if spent[0] <= spent[1]:
+                before = kernel.incumbent
+                bar.update(kernel.run(_NODES_PER_CALL))
+                spent[0] += clock.now() - turn
+                if kernel.incumbent > before:
+                    andor.restart(kernel.incumbent)
+                    history.append((clock.now() - started, kernel.incumbent,
+                                    min(kernel.bound(), andor.bound())))
+                    bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
+                                     "bound": f"{history[-1][2]:.4f}"}, refresh=False)
+                if kernel.finished:
+                    break
+            else:
+                bar.update(andor.run(_NODES_PER_CALL // 4))
+                spent[1] += clock.now() - turn
+                if andor.finished:
+                    break
             if clock.interrupted():
                 status = "interrupted"
                 break
@@ -128,6 +135,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
         raise BudgetExceeded(f"no assignment of non-zero probability was found in "
                              f"{time_limit} s")
     bound = value if status == "optimal" else min(kernel.bound(), andor.bound())
+    history.append((clock.now() - started, value, bound))
     for v, s in mb.evidence.items():
         states[v] = s
     assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
