@@ -33,8 +33,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "FlatTables", "table_value", "sort_best_first",
-           "AndOrSearch"]
+__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "sort_best_first",
+           "flat_lists", "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
@@ -96,28 +96,32 @@ def pseudo_tree(order, scopes, n_vars: int) -> PseudoTree:
     return PseudoTree(parent, context, order)
 
 
-class FlatTables:
-    """Log tables in flat arrays for compiled lookups: table ``t`` has variables
-    ``var[ptr[t]:ptr[t + 1]]`` with those strides, from ``offset[t]`` in ``values``."""
+def flat_tables(tables):
+    """``(scope, log table)`` pairs as flat arrays for compiled lookups,
+    ``(ptr, var, stride, offset, values)``: table ``t`` has variables
+    ``var[ptr[t]:ptr[t + 1]]`` with those strides, from ``offset[t]`` in ``values``.
 
-    def __init__(self, tables):
-        ptr, var, stride, offset, chunks, total = [0], [], [], [], [], 0
-        for scope, values in tables:
-            values = np.array(values, dtype=float, order="C")   # keeps 0-d tables 0-d
-            var.extend(scope)
-            stride.extend(s // values.itemsize for s in values.strides)
-            ptr.append(len(var))
-            offset.append(total)
-            chunks.append(values.ravel())
-            total += values.size
-        self.arrays = (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
-                       np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64),
-                       np.concatenate(chunks) if chunks else np.zeros(0))
+    >>> tab = flat_tables([((0, 1), np.arange(4.0).reshape(2, 2))])
+    >>> float(table_value(0, np.array([1, 0]), tab))
+    2.0
+    """
+    ptr, var, stride, offset, chunks, total = [0], [], [], [], [], 0
+    for scope, values in tables:
+        values = np.array(values, dtype=float, order="C")   # keeps 0-d tables 0-d
+        var.extend(scope)
+        stride.extend(s // values.itemsize for s in values.strides)
+        ptr.append(len(var))
+        offset.append(total)
+        chunks.append(values.ravel())
+        total += values.size
+    return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
+            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64),
+            np.concatenate(chunks) if chunks else np.zeros(0))
 
 
 @nb.njit(cache=True)
 def table_value(t, assign, tab):
-    """The value of flat table ``t`` at ``assign`` (``tab`` = ``FlatTables.arrays``)."""
+    """The value of flat table ``t`` at ``assign`` (``tab`` from :func:`flat_tables`)."""
     ptr, var, stride, offset, values = tab
     index = offset[t]
     for j in range(ptr[t], ptr[t + 1]):
@@ -140,7 +144,8 @@ def sort_best_first(scores, labels, row, k):
         labels[row, j + 1] = lv
 
 
-def _csr(lists):
+def flat_lists(lists):
+    """Lists of integers as ``(ptr, ids)``: list ``k`` is ``ids[ptr[k]:ptr[k + 1]]``."""
     ptr = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
     return ptr, np.array([t for x in lists for t in x], dtype=np.int64)
 
@@ -152,10 +157,11 @@ class AndOrSearch:
     holds are upper bounds whatever the incumbent); :meth:`run` searches for a
     number of nodes; once ``finished``, ``improved`` says whether a better
     assignment than the incumbent was found (in ``assign``, value ``value``) or
-    the incumbent is proved optimal.  ``cache_entries`` caps the cache.
+    the incumbent is proved optimal.  ``cache_entries`` caps the cache; ``tab``
+    is ``flat_tables(mb.tables)`` when the caller has it already.
     """
 
-    def __init__(self, mb, cache_entries: int):
+    def __init__(self, mb, cache_entries: int, tab=None):
         n = len(mb.arity)
         originals = len(mb.tables) - sum(len(g) for g in mb.generated)
         tree = pseudo_tree(mb.order, [mb.tables[t][0] for t in range(originals)], n)
@@ -173,10 +179,10 @@ class AndOrSearch:
                     c = tree.parent[c]
         self.constant = sum(float(mb.tables[t][1]) for t in range(originals)
                             if not mb.tables[t][0])
-        self.tab = FlatTables(mb.tables).arrays
-        self.cost = _csr(cost)
-        self.crossing = _csr(crossing)
-        self.child = _csr(tree.children)
+        self.tab = flat_tables(mb.tables) if tab is None else tab
+        self.cost = flat_lists(cost)
+        self.crossing = flat_lists(crossing)
+        self.child = flat_lists(tree.children)
         self.subtree = (np.array(tree.preorder, dtype=np.int64),
                         _positions(tree.preorder, n), tree.size)
         self.cache_slot, self.cache = _cache_layout(tree, mb.order, mb.arity, cache_entries)
@@ -189,13 +195,13 @@ class AndOrSearch:
                 for u in reversed(ctx[v]):
                     mult[v].insert(0, step)
                     step *= int(mb.arity[u])
-        self.context = (*_csr(ctx), np.array([s for x in mult for s in x], dtype=np.int64))
+        self.context = (*flat_lists(ctx), np.array([s for x in mult for s in x], dtype=np.int64))
         self.arity = mb.arity.astype(np.int64)
         top = int(self.arity.max()) if n else 1
         self.cand_val = np.zeros((n + 1, top), dtype=np.int64)
         self.cand_h = np.full((n + 1, top), -np.inf)
-        self.ints = np.zeros((7, n + 1), dtype=np.int64)        # see _FRAME_INTS
-        self.floats = np.zeros((8, n + 1))                      # see _FRAME_FLOATS
+        self.ints = np.zeros((5, n + 1), dtype=np.int64)        # rows _CAND_N.._AND_K
+        self.floats = np.zeros((8, n + 1))                      # rows _OR_T.._H
         self.stack = np.zeros((2, 2 * n + 2), dtype=np.int64)
         self.save = np.zeros(max(int(_save_need(tree, n)), 1), dtype=np.int64)
         self.assign = np.zeros(n, dtype=np.int64)

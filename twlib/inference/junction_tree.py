@@ -608,7 +608,7 @@ class JunctionTree:
         """
         variables = self._asked(variables)
         if soft_evidence is not None:
-            log_pe, posts, _ = self._propagate([evidence or {}], asked=set(variables),
+            _, posts, _ = self._propagate([evidence or {}], asked=set(variables),
                                                soft=likelihoods(self.net, soft_evidence))
             return {v: self.prior[v] if posts[v] is None else posts[v][0] for v in variables}
         if not self._compiled_fits():

@@ -37,7 +37,7 @@ from ..graphs import elimination_order
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "mini_buckets", "message_bytes", "largest_i_bound", "log_tables",
-           "TASKS"]
+           "default_order", "TASKS"]
 
 #: What a mini-bucket pass bounds: the MPE value (``"max"``), log Z or log P(e)
 #: from above (``"sum"``) or from below (``"sum-lower"``).
@@ -164,14 +164,28 @@ def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:
     return _plan([scope for scope, _ in tables], arity, order, i_bound)[0]
 
 
-def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30) -> int:
-    """The largest i-bound (at most ``cap``, at least 1) whose messages fit ``memory_gb``.
+def default_order(model, evidence=None) -> list:
+    """The elimination order (names) a pass uses when given none: min-fill on the
+    interaction graph of the variables without evidence.
+
+    >>> from twlib.datasets import load_network
+    >>> len(default_order(load_network("asia"), {"smoke": "yes"}))
+    7
+    """
+    model = as_factor_model(model)
+    order = _prepared(model, evidence, None)[3]
+    return [model.variables[v] for v in order]
+
+
+def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30, order=None) -> int:
+    """The largest i-bound (at most ``cap``, at least 1) whose messages fit ``memory_gb``
+    along ``order`` (names; default :func:`default_order`).
 
     >>> from twlib.datasets import load_network
     >>> largest_i_bound(load_network("alarm"), {}, 1.0, cap=6)
     6
     """
-    tables, arity, _, order = _prepared(model, evidence, None)
+    tables, arity, _, order = _prepared(model, evidence, order)
     scopes = [scope for scope, _ in tables]
     low, high = 1, cap
     while low < high:

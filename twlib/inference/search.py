@@ -29,10 +29,10 @@ from tqdm.auto import tqdm
 from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
-from .andor import AndOrSearch, FlatTables, sort_best_first, table_value
+from .andor import AndOrSearch, flat_lists, flat_tables, sort_best_first, table_value
 from .evidence import likelihoods
 from .junction_tree import JunctionTree
-from .minibucket import largest_i_bound, mini_buckets
+from .minibucket import default_order, largest_i_bound, mini_buckets
 
 __all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation", "with_likelihoods"]
 
@@ -90,9 +90,10 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     mb = mini_buckets(model, i_bound, evidence, task="max", order=order,
                       max_memory_gb=max_memory_gb)
     heuristic_seconds = clock.now() - started
-    kernel = _Kernel(mb)
+    tab = flat_tables(mb.tables)                # shared by both searches
+    kernel = _Kernel(mb, tab)
     andor = None if kernel.finished else AndOrSearch(mb, _cache_entries(max_memory_gb,
-                                                                        time_limit))
+                                                                        time_limit), tab)
     history = []
     bar = tqdm(desc=f"AND/OR branch and bound, MBE({i_bound})", unit="node",
                disable=not progress)
@@ -152,20 +153,15 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
 
 
 class _Kernel:
-    """The search state in flat arrays, so the compiled loop can stop and resume."""
+    """The search state in flat arrays, so the compiled loop can stop and resume;
+    ``tab`` is ``flat_tables(mb.tables)``."""
 
-    def __init__(self, mb):
+    def __init__(self, mb, tab):
         seq = np.array(mb.order[::-1], dtype=np.int64)
         n_vars = len(mb.arity)
-        used = sorted({t for v in seq for t in mb.placed[v] + mb.generated[v]})
-        slot = {t: k for k, t in enumerate(used)}
-        self.tab = FlatTables([mb.tables[t] for t in used]).arrays
-        add = [[slot[t] for t in mb.placed[v]] for v in seq]
-        sub = [[slot[t] for t in mb.generated[v]] for v in seq]
-        self.add_ptr = np.cumsum([0] + [len(a) for a in add]).astype(np.int64)
-        self.add_ids = np.array([t for a in add for t in a], dtype=np.int64)
-        self.sub_ptr = np.cumsum([0] + [len(s) for s in sub]).astype(np.int64)
-        self.sub_ids = np.array([t for s in sub for t in s], dtype=np.int64)
+        self.tab = tab
+        self.add_ptr, self.add_ids = flat_lists([mb.placed[v] for v in seq])
+        self.sub_ptr, self.sub_ids = flat_lists([mb.generated[v] for v in seq])
         self.seq, self.arity = seq, mb.arity.astype(np.int64)
         m, top = len(seq), int(mb.arity.max()) if n_vars else 1
         self.cand_val = np.zeros((m + 1, top), dtype=np.int64)
@@ -317,6 +313,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                          status="optimal", method="junction tree",
                          stats={"seconds": clock.now() - started, "width": tree.width})
     affordable = _MESSAGE_BYTES_PER_SECOND * time_limit / 4 / 2**30
-    i_bound = largest_i_bound(model, evidence, min(max_memory_gb / 4, affordable))
+    order = default_order(model, evidence)       # min-fill once, for sizing and the pass
+    i_bound = largest_i_bound(model, evidence, min(max_memory_gb / 4, affordable), order=order)
     return branch_and_bound_mpe(model, evidence, i_bound=i_bound, time_limit=time_limit,
-                                max_memory_gb=max_memory_gb, progress=progress)
+                                order=order, max_memory_gb=max_memory_gb, progress=progress)
