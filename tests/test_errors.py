@@ -82,7 +82,7 @@ def test_bad_input_raises_input_errors():
 
 @pytest.mark.parametrize("argv, code, message", [
     (["uai", "no-such.uai", "no-such.evid", "0", "MAR"], 2, "no such UAI model"),
-    (["uai", "x.uai", "x.evid", "0", "MPE"], 2, "the tasks are MAR and MAP"),
+    (["uai", "x.uai", "x.evid", "0", "MPE"], 2, "the tasks are MAR, MAP and PR"),
     (["sample", "nosuch", "5"], 2, "unknown network 'nosuch'"),
 ])
 def test_cli_maps_the_family_to_exit_codes(argv, code, message, capsys):

@@ -20,10 +20,12 @@
     twlib sample NETWORK N [--seed S] [--out FILE]      rows from a BIF file or bnlearn name
     twlib score DATA [--score bdeu|bic|ll] [--ess E] [--max-parents K] [--out FILE]
         parent-set scores of a data file (.csv or GOBNILP .dat) in GOBNILP's score format
-    twlib uai MODEL.uai EVIDENCE.evid SEED MAR|MAP [--memory-gb G] [--time-limit S]
-        the UAI competition's solver convention: exact marginals into ./MODEL.uai.MAR,
-        or the most probable assignment into ./MODEL.uai.MAP (by branch and bound on
-        mini-bucket bounds when the junction tree passes G GiB; anytime within S s)
+    twlib uai MODEL.uai EVIDENCE.evid SEED MAR|PR|MAP [--memory-gb G] [--time-limit S]
+        the UAI competition's solver convention: marginals into ./MODEL.uai.MAR,
+        log10 P(e) into ./MODEL.uai.PR, or the most probable assignment into
+        ./MODEL.uai.MAP; when the junction tree passes G GiB, MAR and PR condition
+        on a cutset (bounded if the runs do not finish in S s) and MAP searches by
+        branch and bound on mini-bucket bounds (anytime within S s)
         (MODEL.uai.gz and EVIDENCE.evid.gz are read too)
 
 Exit codes: 0 done; 2 bad input (a malformed file, an unknown name, an invalid
@@ -37,6 +39,7 @@ import argparse
 import contextlib
 import gc
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -268,12 +271,12 @@ def _score(args) -> None:
 
 
 def _uai(args) -> None:
-    from .inference import JunctionTree, most_probable_explanation
+    from .inference import most_probable_explanation, posterior_marginals
     from .io import uai
     from .io.text import plain_name
 
-    if args.task not in ("MAR", "MAP"):
-        raise InputError(f"the tasks are MAR and MAP, got {args.task!r}")
+    if args.task not in ("MAR", "MAP", "PR"):
+        raise InputError(f"the tasks are MAR, MAP and PR, got {args.task!r}")
     if not args.time_limit > 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     model = uai.read(args.model)
@@ -288,10 +291,21 @@ def _uai(args) -> None:
         print(f"{out}: the most probable assignment, log P = {res.log_value:.6f} "
               f"(unnormalised; {res.method}; {proof})", file=sys.stderr)
         return
-    tree = JunctionTree(model, max_memory_gb=args.memory_gb)
-    posteriors = tree.posteriors(evidence)
-    uai.write_mar(out, posteriors, model.variables)
-    print(f"{out}: {len(model.variables)} marginals (width {tree.width})", file=sys.stderr)
+    res = posterior_marginals(model, evidence, max_memory_gb=args.memory_gb,
+                              time_limit=args.time_limit)
+    if args.task == "MAR":
+        uai.write_mar(out, res.posteriors, model.variables)
+        what = f"{len(model.variables)} marginals"
+    else:
+        uai.write_pr(out, res.log_z)
+        what = f"log10 P(e) = {res.log_z / math.log(10):.6f}"
+    if res.exact:
+        print(f"{out}: {what} (exact; {res.method})", file=sys.stderr)
+    else:
+        low, high = (x / math.log(10) for x in res.log_z_bounds)
+        widest = max(float((res.upper[v] - res.lower[v]).max()) for v in model.variables)
+        print(f"{out}: {what}, estimated (bounded: log10 P(e) in [{low:.6f}, {high:.6f}], "
+              f"marginals within {widest:.3g}; {res.method})", file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -359,13 +373,14 @@ def main(argv=None) -> int:
     u.add_argument("model")
     u.add_argument("evidence")
     u.add_argument("seed", type=int, help="accepted for the harness; exact inference ignores it")
-    u.add_argument("task", help="MAR (marginals) or MAP (the most probable assignment)")
+    u.add_argument("task", help="MAR (marginals), PR (log10 P(e)) or MAP (the most probable "
+                                "assignment)")
     u.add_argument("--memory-gb", type=float, default=4.0,
-                   help="MAR: refuse (exit 3) when the junction tree needs more; MAP: search "
-                        "by branch and bound when it does (default 4)")
+                   help="past this the junction tree is not built: MAR and PR condition on a "
+                        "cutset, MAP searches by branch and bound (default 4)")
     u.add_argument("--time-limit", type=float, default=60.0,
-                   help="MAP past the junction tree: seconds of search (default 60); the "
-                        "best assignment found is written")
+                   help="seconds past the junction tree (default 60): MAP writes the best "
+                        "assignment found, MAR and PR bounds when conditioning does not finish")
     u.set_defaults(run=_uai)
     args = ap.parse_args(argv)
     try:

@@ -143,8 +143,9 @@ def load_network(name: str) -> BayesianNetwork:
 class UAIInstance:
     """A UAI 2014 instance: the model, its evidence and the reference solutions it
     comes with (None where it has none): the exact marginals (MAR task, six
-    digits) and the competition's MAP assignment (one state index per variable;
-    found by subproblem-tree calibration, so not always optimal)."""
+    digits), the competition's MAP assignment (one state index per variable;
+    found by subproblem-tree calibration, so not always optimal) and the PR
+    task's ``log P(e)`` (six digits of its base-10 log)."""
 
     name: str
     category: str
@@ -152,14 +153,16 @@ class UAIInstance:
     evidence: dict
     marginals: dict | None          # variable -> reference probability vector
     map_state: np.ndarray | None = None
+    log_z: float | None = None      # natural log of P(e) (of Z(e) for a Markov network)
 
 
-UAI_TASKS = ("MAR", "MAP")
+UAI_TASKS = ("MAR", "MAP", "PR")
 
 
 def available_uai(category: str | None = None, task: str = "MAR") -> list:
     """Names of the UAI instances (``"Grids_12"``, ...) that have a reference
-    solution of ``task`` (``"MAR"`` or ``"MAP"``), optionally of one category.
+    solution of ``task`` (``"MAR"``, ``"MAP"`` or ``"PR"``), optionally of one
+    category.
 
     >>> "Grids_30" in available_uai(task="MAP"), "Grids_30" in available_uai()
     (True, False)
@@ -184,14 +187,15 @@ def load_uai(name: str) -> UAIInstance:
     model = uai.read(path)
     evidence = uai.read_evidence(data_file(base + ".evid"))
     references = {}
-    for task, reader in (("MAR", uai.read_mar), ("MAP", uai.read_map)):
+    for task, reader in (("MAR", uai.read_mar), ("MAP", uai.read_map), ("PR", uai.read_pr)):
         try:
             references[task] = reader(data_file(f"{base}.{task}"))
         except DataNotFound:
             references[task] = None
     marginals = (None if references["MAR"] is None
                  else dict(zip(model.variables, references["MAR"])))
-    return UAIInstance(name, category, model, evidence, marginals, references["MAP"])
+    return UAIInstance(name, category, model, evidence, marginals, references["MAP"],
+                       references["PR"])
 
 
 # ---------------------------------------------------------------------- tables

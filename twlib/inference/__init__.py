@@ -15,6 +15,10 @@ The route, by what fits in memory:
   with a context cache, anytime; and
   :func:`most_probable_explanation`, which picks the junction tree when it fits
   and this search when it does not.
+* ``conditioning``: :func:`posterior_marginals`, exact posteriors and ``P(e)``
+  in any memory by cutset conditioning when the tree does not fit (the runs
+  spread over an executor), bounded by the runs done and a mini-bucket bound
+  when time runs out; it picks the tree when it fits.
 * ``interventions``: :func:`intervene` (``do(X = x)`` by graph surgery) and
   :func:`do_posteriors`; soft (virtual) evidence is an argument of the junction
   tree's queries and of :func:`most_probable_explanation`.
@@ -34,6 +38,7 @@ array([0.1, 0.9])
 from ..errors import MemoryBudgetExceeded
 from ..factors import Factor, FactorModel, ZeroEvidenceError
 from .approximate import LoopyResult, gibbs_sample, loopy_belief_propagation
+from .conditioning import Marginals, conditioned_posteriors, posterior_marginals
 from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
@@ -43,4 +48,5 @@ from .search import MPEResult, branch_and_bound_mpe, most_probable_explanation
 __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
-           "most_probable_explanation", "MPEResult", "intervene", "do_posteriors"]
+           "most_probable_explanation", "MPEResult", "intervene", "do_posteriors",
+           "posterior_marginals", "conditioned_posteriors", "Marginals"]

@@ -37,7 +37,11 @@ from ..graphs import elimination_order
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "mini_buckets", "message_bytes", "largest_i_bound", "log_tables",
-           "default_order", "TASKS"]
+           "default_order", "affordable_i_bound", "TASKS"]
+
+# Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
+# reference machine): what sizes the i-bound to a time limit
+MESSAGE_BYTES_PER_SECOND = 2e8
 
 #: What a mini-bucket pass bounds: the MPE value (``"max"``), log Z or log P(e)
 #: from above (``"sum"``) or from below (``"sum-lower"``).
@@ -195,6 +199,18 @@ def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30, order=None
         else:
             high = mid - 1
     return low
+
+
+def affordable_i_bound(model, evidence, memory_gb: float, seconds: float, order=None) -> int:
+    """The largest i-bound whose messages fit ``memory_gb`` and take about
+    ``seconds`` to compute.
+
+    >>> from twlib.datasets import load_network
+    >>> affordable_i_bound(load_network("alarm"), {}, 1.0, 10.0) >= 5
+    True
+    """
+    affordable = MESSAGE_BYTES_PER_SECOND * seconds / 2**30
+    return largest_i_bound(model, evidence, min(memory_gb, affordable), order=order)
 
 
 def _plan(scopes, arity, order, i_bound):

@@ -32,14 +32,11 @@ from ..factors import Factor, FactorModel, as_factor_model
 from .andor import AndOrSearch, flat_lists, flat_tables, sort_best_first, table_value
 from .evidence import likelihoods
 from .junction_tree import JunctionTree
-from .minibucket import default_order, largest_i_bound, mini_buckets
+from .minibucket import affordable_i_bound, default_order, mini_buckets
 
 __all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation", "with_likelihoods"]
 
 _NODES_PER_CALL = 20_000
-# Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
-# reference machine); the heuristic may take a quarter of the time limit
-_MESSAGE_BYTES_PER_SECOND = 2e8
 _NODES_PER_SECOND = 1e7
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
@@ -312,8 +309,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
         return MPEResult(assignment=assignment, log_value=log_value, bound=log_value,
                          status="optimal", method="junction tree",
                          stats={"seconds": clock.now() - started, "width": tree.width})
-    affordable = _MESSAGE_BYTES_PER_SECOND * time_limit / 4 / 2**30
     order = default_order(model, evidence)       # min-fill once, for sizing and the pass
-    i_bound = largest_i_bound(model, evidence, min(max_memory_gb / 4, affordable), order=order)
+    i_bound = affordable_i_bound(model, evidence, max_memory_gb / 4, time_limit / 4, order=order)
     return branch_and_bound_mpe(model, evidence, i_bound=i_bound, time_limit=time_limit,
                                 order=order, max_memory_gb=max_memory_gb, progress=progress)

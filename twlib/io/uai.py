@@ -1,5 +1,6 @@
 """The UAI inference-competition formats: models (``.uai``), evidence (``.evid``),
-marginal solutions (``.MAR``) and MAP solutions (``.MAP``: one state per variable).
+marginal solutions (``.MAR``), MAP solutions (``.MAP``: one state per variable)
+and partition functions (``.PR``: ``log10 P(e)``).
 
 A model file holds ``MARKOV`` or ``BAYES``, the number of variables, their
 numbers of states, the number of factors, each factor's scope, and then each
@@ -13,6 +14,8 @@ files the last variable of a scope is the child of a CPT.
 """
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +25,7 @@ from ..factors import Factor, FactorModel
 from .text import plain_name, read_text, resolve
 
 __all__ = ["read", "loads", "dumps", "write", "read_evidence", "read_mar", "write_mar", "read_map", "write_map",
-           "UAIError"]
+           "read_pr", "write_pr", "UAIError"]
 
 
 class UAIError(FormatError):
@@ -176,6 +179,27 @@ def read_mar(path) -> list:
         out.append(np.array(items[pos + 1:pos + 1 + k], dtype=float))
         pos += 1 + k
     return out
+
+
+def write_pr(path, log_z: float) -> None:
+    """Write ``log P(e)`` (natural log) in the competition's PR format, which
+    holds its base-10 logarithm."""
+    Path(path).write_text(f"PR\n{log_z / math.log(10):.12g}\n")
+
+
+def read_pr(path) -> float:
+    """The natural log of ``P(e)`` (or ``Z(e)``) in a ``.PR`` file.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.PR")
+    >>> write_pr(path, -2.5)
+    >>> round(read_pr(path), 6)
+    -2.5
+    """
+    items = read_text(path).split()
+    if len(items) < 2 or items[0] != "PR":
+        raise UAIError(f"{path}: expected a PR header and one number")
+    return float(items[1]) * math.log(10)
 
 
 def write_map(path, states) -> None:

@@ -1,0 +1,112 @@
+"""Cutset conditioning and its bounds, against brute force, the junction tree and the
+UAI 2014 reference solutions."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib import datasets, errors
+from twlib.inference import (Factor, FactorModel, JunctionTree, conditioned_posteriors,
+                              posterior_marginals)
+from twlib.inference.conditioning import choose_cutset
+
+from . import naive
+from .test_minibucket import brute_force, random_model
+
+
+def brute_posteriors(model, evidence):
+    """``{variable: P(variable | evidence)}`` by summing the clamped joint."""
+    names = model.variables
+    rows = np.array(np.meshgrid(*(np.arange(model.arity(v)) for v in names),
+                                indexing="ij")).reshape(len(names), -1).T
+    keep = np.all([rows[:, names.index(v)] == s for v, s in evidence.items()], axis=0)
+    rows = rows[keep] if evidence else rows
+    p = np.exp(model.log_values(rows))
+    return {v: np.bincount(rows[:, k], weights=p, minlength=model.arity(v)) / p.sum()
+            for k, v in enumerate(names)}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), zeros=st.sampled_from([0.0, 0.3]),
+       budget=st.sampled_from([1e-9, 2e-8, 1.0]))
+def test_conditioning_equals_brute_force(seed, n_vars, zeros, budget):
+    model, evidence = random_model(seed, n_vars, zeros)
+    _, log_z = brute_force(model, evidence)
+    if log_z == -np.inf:
+        with pytest.raises(errors.ZeroEvidenceError):
+            conditioned_posteriors(model, evidence, max_memory_gb=budget)
+        return
+    cut = choose_cutset(model, evidence, budget)
+    assert cut.gib <= budget or len(cut.variables) + len(evidence) == n_vars
+    res = conditioned_posteriors(model, evidence, cut)
+    assert res.exact and res.stats["runs_done"] == cut.runs
+    assert res.log_z == pytest.approx(log_z, abs=1e-9 * max(1.0, abs(log_z)))
+    expected = brute_posteriors(model, evidence)
+    for v in model.variables:
+        assert np.allclose(res.posteriors[v], expected[v], atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["Grids_12", "DBN_11", "Segmentation_11"])
+def test_conditioned_marginals_equal_the_tree(name):
+    inst = datasets.load_uai(name)
+    tree = JunctionTree(inst.model)
+    exact = tree.posteriors(inst.evidence)
+    res = posterior_marginals(inst.model, inst.evidence, max_memory_gb=tree.entries * 8 / 2**30 / 6)
+    assert res.exact and res.method.startswith("cutset conditioning") and res.stats["cutset"]
+    assert res.log_z == pytest.approx(tree.log_probability_of_evidence(inst.evidence), abs=1e-9)
+    for v in inst.model.variables:
+        assert np.abs(res.posteriors[v] - exact[v]).max() < 1e-9
+        assert np.allclose(res.posteriors[v], inst.marginals[v], atol=1e-6)
+
+
+def test_with_factors_equals_a_new_tree():
+    net = datasets.load_network("alarm")
+    tree = JunctionTree(net)
+    model = naive.random_factor_model(np.random.default_rng(3), 6, 9, 3)
+    other = JunctionTree(model)
+    doubled = FactorModel(model.variables, {v: model.states(v) for v in model.variables},
+                          [Factor(f.variables, 2 * f.values) for f in model.factors])
+    rebuilt = other.with_factors(doubled)
+    assert rebuilt.log_z == pytest.approx(other.log_z + 9 * np.log(2), abs=1e-9)
+    assert all(np.allclose(rebuilt.prior[v], other.prior[v]) for v in model.variables)
+    assert tree.with_factors(net).log_z == pytest.approx(0.0, abs=1e-7)   # CPTs to 7 digits
+    with pytest.raises(errors.InputError, match="variables and states"):
+        tree.with_factors(model)
+
+
+def test_runs_out_of_time_into_bounds_that_hold():
+    inst = datasets.load_uai("Grids_11")
+    res = conditioned_posteriors(inst.model, inst.evidence, max_memory_gb=3e-4, time_limit=0.5)
+    assert not res.exact and 0 < res.stats["runs_done"] < res.stats["runs"]
+    low, high = res.log_z_bounds
+    assert low <= inst.log_z + 1e-5 and inst.log_z - 1e-5 <= high and low <= res.log_z <= high
+    for v in inst.model.variables:
+        assert np.all(res.lower[v] <= inst.marginals[v] + 1e-6)
+        assert np.all(inst.marginals[v] <= res.upper[v] + 1e-6)
+        assert res.posteriors[v].sum() == pytest.approx(1.0)
+
+
+def test_executor_runs_give_the_same_answer():
+    inst = datasets.load_uai("Grids_12")
+    alone = conditioned_posteriors(inst.model, inst.evidence, max_memory_gb=1e-4)
+    with ThreadPoolExecutor(2) as ex:
+        spread = conditioned_posteriors(inst.model, inst.evidence, max_memory_gb=1e-4,
+                                        executor=ex)
+    assert spread.log_z == pytest.approx(alone.log_z, abs=1e-9)
+    assert all(np.allclose(spread.posteriors[v], alone.posteriors[v], atol=1e-12)
+               for v in inst.model.variables)
+
+
+def test_the_tree_answers_when_it_fits_and_bad_input_is_named():
+    net = datasets.load_network("asia")
+    res = posterior_marginals(net, {"dysp": "yes"})
+    assert res.method == "junction tree" and res.exact
+    assert res.log_z == pytest.approx(JunctionTree(net).log_probability_of_evidence({"dysp": "yes"}))
+    with pytest.raises(errors.InputError, match="max_memory_gb must be positive"):
+        posterior_marginals(net, max_memory_gb=0)
+    with pytest.raises(errors.InputError, match="time_limit"):
+        posterior_marginals(net, time_limit=0)
+    with pytest.raises(errors.UnknownName):
+        posterior_marginals(net, {"nope": "yes"})

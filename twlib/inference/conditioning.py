@@ -1,0 +1,352 @@
+"""Marginals and ``P(e)`` past the junction tree: cutset conditioning, and bounds.
+
+Fixing a variable removes it from the interaction graph, and with it from every
+clique it was in: the tree of the rest is smaller by its number of states in
+each of them.  Cutset conditioning (Pearl 1986; Darwiche 2009, ch. 8) fixes a
+set ``C`` of variables so that the tree of the rest fits the memory budget, runs
+that tree once per assignment ``c`` of ``C`` (the evidence variables are fixed
+too, for free), and adds up::
+
+    P(e) = sum_c P(c, e)        P(x, e) = sum_c P(x | c, e) P(c, e)
+
+Each run is a :meth:`JunctionTree.with_factors` of one tree structure on the
+model's factors sliced at ``c``; the runs are independent, so they go to the
+executor layer (:mod:`twlib.parallel`) in blocks, and Dask spreads them.  Memory
+is traded for time: the runs multiply by the states of each variable added.
+
+:func:`choose_cutset` picks ``C`` greedily: at each step the variable whose
+removal leaves the least total work (its states times the table entries left,
+estimated from the current cliques), until the tree fits.  Finding the smallest
+cutset is NP-hard; the greedy choice is the usual compromise.
+
+When the runs do not finish in the time given, the runs done still bound the
+answer: they sum to ``D <= P(e)``, and one mini-bucket upper bound ``U >= P(e)``
+(:mod:`twlib.inference.minibucket`) closes the interval, for ``log P(e)`` and
+for every posterior (:func:`conditioned_posteriors`).  :func:`posterior_marginals`
+picks the method: the tree when it fits, else conditioning, and says which
+answered and whether it is exact.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .. import clock
+from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
+from ..factors import Factor, FactorModel, as_factor_model
+from ..graphs import clique_tree, elimination_order
+from ..parallel import run_tasks, task_count
+from .evidence import evidence_indices
+from .junction_tree import JunctionTree
+from .minibucket import affordable_i_bound, mini_buckets
+
+__all__ = ["Cutset", "Marginals", "choose_cutset", "conditioned_posteriors",
+           "posterior_marginals"]
+
+# Clique-table entries a conditioned run fills per second, and its fixed cost per
+# factor (slicing it and placing it in its clique), measured on the UAI MAR
+# instances (ObjectDetection_13, Grids_11); they decide whether conditioning is
+# expected to fit the time limit.
+_ENTRIES_PER_SECOND = 4e7
+_SECONDS_PER_FACTOR = 3e-5
+# Past this many assignments conditioning cannot finish; a random sample of this
+# size is run for the bounds and estimates
+_MOST_RUNS = 10**6
+
+
+@dataclass
+class Cutset:
+    """The variables to condition on and the tree of the rest.
+
+    ``variables`` are conditioned on (the evidence variables are fixed besides
+    them), ``order`` eliminates the rest, ``entries`` counts the table entries of
+    one conditioned tree, ``gib`` the memory it needs and ``runs`` the number of
+    assignments of ``variables``.
+    """
+
+    variables: list
+    order: list
+    entries: int
+    gib: float
+    runs: int
+
+    def seconds(self, factors: int) -> float:
+        """Estimated time of all runs on a model of ``factors`` factors."""
+        return self.runs * (self.entries / _ENTRIES_PER_SECOND + factors * _SECONDS_PER_FACTOR)
+
+
+@dataclass
+class Marginals:
+    """Posterior marginals and ``log P(e)``, exact or bounded.
+
+    ``posteriors[v]`` is ``P(v | e)`` (exact, or the normalised midpoint of the
+    bounds); ``log_z`` the natural log of ``P(e)`` (of ``Z(e)``, the sum of the
+    unnormalised product, for a Markov network).  When ``exact`` is False,
+    ``lower``/``upper`` bound each posterior and ``log_z_bounds`` bounds
+    ``log_z``.  ``method`` names the method that answered.
+    """
+
+    posteriors: dict
+    log_z: float
+    exact: bool
+    method: str
+    log_z_bounds: tuple
+    lower: dict | None = None
+    upper: dict | None = None
+    stats: dict = field(default_factory=dict)
+
+
+def _tree_gib(entries, largest) -> float:
+    """Memory of a junction tree's tables, as :class:`JunctionTree` counts it."""
+    return 8 * (entries + 2 * largest) / 2**30
+
+
+def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
+    """Variables to condition on so that the junction tree of the rest fits
+    ``max_memory_gb``, chosen greedily for the least total work.
+
+    >>> from twlib.datasets import load_uai
+    >>> inst = load_uai("Grids_11")
+    >>> cut = choose_cutset(inst.model, inst.evidence, max_memory_gb=1e-4)
+    >>> cut.gib <= 1e-4, cut.runs == 2 ** len(cut.variables)
+    (True, True)
+    """
+    model = as_factor_model(model)
+    if not max_memory_gb > 0:
+        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    fixed = evidence_indices(model, evidence)
+    graph = model.interaction_graph()
+    graph.remove_nodes_from(fixed)
+    arity = {v: model.arity(v) for v in model.variables}
+    chosen = []
+    while True:
+        order = elimination_order(graph, "auto", weights=arity, restarts=0) if graph else []
+        cliques = clique_tree(graph, order)[0] if graph else []
+        sizes = [math.prod(arity[v] for v in c) for c in cliques]
+        entries, largest = sum(sizes), max(sizes, default=0)
+        gib = _tree_gib(entries, largest)
+        if gib <= max_memory_gb or not graph:
+            return Cutset(chosen, order, int(entries), gib,
+                          math.prod(arity[v] for v in chosen))
+        held = dict.fromkeys(graph, 0)
+        for c, size in zip(cliques, sizes):
+            for v in c:
+                held[v] += size
+        # conditioning on v divides each clique holding it by its states and
+        # multiplies the runs by them
+        v = min(graph, key=lambda u: (arity[u] * (entries - held[u] * (1 - 1 / arity[u])),
+                                      -graph.degree(u)))
+        chosen.append(v)
+        graph.remove_node(v)
+
+
+def _conditioned_model(model, rest, fixed):
+    """``(log constant, model over rest)``: ``model``'s factors at the states
+    ``fixed`` (variable -> index); factors left with no variable go into the
+    constant (``-inf`` when one of them is zero)."""
+    factors, constant = [], 0.0
+    for f in model.factors:
+        g = f.reduce(fixed) if any(v in fixed for v in f.variables) else f
+        if g.variables:
+            factors.append(g)
+        else:
+            value = float(g.values)
+            if value <= 0:
+                return -math.inf, None
+            constant += math.log(value)
+    return constant, FactorModel(rest, {v: model.states(v) for v in rest}, factors,
+                                 name=model.name)
+
+
+def _structure(model, free, order):
+    """The junction tree of the conditioned models (uniform factors of their scopes)."""
+    kept = set(free)
+    scopes = {tuple(v for v in f.variables if v in kept) for f in model.factors}
+    ones = [Factor(scope, np.ones([model.arity(v) for v in scope])) for scope in scopes if scope]
+    return JunctionTree(FactorModel(free, {v: model.states(v) for v in free}, ones),
+                        order=order, max_memory_gb=math.inf)
+
+
+def _run_block(shared, runs, deadline):
+    """The runs numbered ``runs`` of a conditioning: ``(log scale, total weight,
+    {free variable: weighted marginal}, {cut variable: weight per state}, runs
+    done)``, the weights ``P(c, e)`` divided by ``exp(log scale)``.  Stops at ``deadline``
+    (wall clock, shared by worker processes) so the caller can fall back to
+    bounds."""
+    model, fixed, cut, order, entries = shared
+    free = [v for v in model.variables if v not in fixed and v not in cut]
+    arity = [model.arity(v) for v in cut]
+    if time.time() + entries / _ENTRIES_PER_SECOND > deadline:
+        runs = []                               # not even the tree would be built in time
+    tree = _structure(model, free, order) if free and len(runs) else None
+    answers, done = [], 0
+    for run in runs:
+        if time.time() > deadline:
+            break
+        done += 1
+        states = dict(zip(cut, map(int, np.unravel_index(run, arity)))) if cut else {}
+        constant, reduced = _conditioned_model(model, free, {**fixed, **states})
+        if constant == -math.inf:
+            continue
+        prior = {}
+        if tree is not None:
+            try:
+                conditioned = tree.with_factors(reduced)
+            except ZeroEvidenceError:
+                continue
+            constant += conditioned.log_z
+            prior = conditioned.prior
+        answers.append((constant, prior, states))
+    total = {v: np.zeros(model.arity(v)) for v in free}
+    cut_weights = {v: np.zeros(model.arity(v)) for v in cut}
+    top = max((lw for lw, _, _ in answers), default=-math.inf)
+    weight = 0.0
+    for lw, prior, states in answers:
+        w = math.exp(lw - top)
+        weight += w
+        for v, p in prior.items():
+            total[v] += w * p
+        for v, s in states.items():
+            cut_weights[v][s] += w
+    return top, weight, total, cut_weights, done
+
+
+def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *,
+                           max_memory_gb: float = 4.0, time_limit: float | None = None,
+                           i_bound: int | None = None, executor=None, random_state=0,
+                           progress: bool = False) -> Marginals:
+    """Posteriors and ``log P(e)`` by cutset conditioning: exact when every run
+    finishes within ``time_limit``, else bounded by the runs that did.
+
+    ``cutset`` defaults to :func:`choose_cutset` for ``max_memory_gb``.  The runs
+    go to ``executor`` (see :mod:`twlib.parallel`) in blocks.  When time runs
+    out, the runs done sum to ``D = sum P(c, e)`` and ``D(x)``; with an upper
+    bound ``U >= P(e)`` from MBE(``i_bound``) (default: the largest whose
+    messages fit a quarter of the budget), ``log P(e)`` lies in
+    ``[log D, log U]`` and ``P(x | e)`` in ``[D(x) / U, 1 - (D - D(x)) / U]``.
+    The runs go in a random order (``random_state``), so the runs done are a
+    random sample of the assignments: the estimates are ``D(x) / D`` and
+    ``D * runs / done`` (unbiased for ``P(e)``), the latter kept within the
+    bounds.
+
+    >>> from twlib.datasets import load_uai
+    >>> inst = load_uai("Grids_12")
+    >>> res = conditioned_posteriors(inst.model, inst.evidence, max_memory_gb=1e-4)
+    >>> exact = JunctionTree(inst.model).posteriors(inst.evidence)
+    >>> res.exact, bool(abs(res.posteriors["0"] - exact["0"]).max() < 1e-9)
+    (True, True)
+    """
+    model = as_factor_model(model)
+    if time_limit is not None:
+        clock.check_time_limit(time_limit)
+    fixed = evidence_indices(model, evidence)
+    cutset = cutset or choose_cutset(model, fixed, max_memory_gb)
+    started = time.time()
+    deadline = started + (math.inf if time_limit is None else time_limit)
+    if cutset.runs >= 2**62:
+        raise MemoryBudgetExceeded(f"conditioning would need {cutset.runs:.3g} runs to fit "
+                                   f"{max_memory_gb} GiB")
+    # in random order, so that the runs done when time runs out are a simple random
+    # sample and D * runs / done estimates P(e) without bias
+    rng = np.random.default_rng(random_state)
+    sample = (rng.permutation(cutset.runs) if cutset.runs <= _MOST_RUNS
+              else rng.choice(cutset.runs, _MOST_RUNS, replace=False))
+    parts = np.array_split(sample, max(1, min(len(sample), task_count(executor))))
+    bar = tqdm(total=cutset.runs, unit="run", desc="conditioning", disable=not progress)
+    answers = run_tasks(executor, _run_block,
+                        (model, fixed, cutset.variables, cutset.order, cutset.entries),
+                        [(part, deadline) for part in parts],
+                        progress=lambda answer: bar.update(answer[-1]))
+    bar.close()
+    done = sum(a[-1] for a in answers)
+    top = max(a[0] for a in answers)
+    summed, weight = {}, 0.0
+    for scale, block_weight, totals, cut_weights, _ in answers:
+        w = math.exp(scale - top) if scale > -math.inf else 0.0
+        weight += w * block_weight
+        for v, t in {**totals, **cut_weights}.items():
+            summed[v] = summed.get(v, 0.0) + w * t
+    stats = {"cutset": list(cutset.variables), "runs": cutset.runs, "runs_done": done,
+             "tree_entries": cutset.entries}
+    method = f"cutset conditioning ({len(cutset.variables)} variables, {cutset.runs} runs)"
+    if done == cutset.runs:
+        if weight == 0:
+            raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
+        log_z = top + math.log(weight)
+        posteriors = {v: np.eye(model.arity(v))[fixed[v]] if v in fixed else summed[v] / weight
+                      for v in model.variables}
+        stats["seconds"] = time.time() - started
+        return Marginals(posteriors, log_z, True, method, (log_z, log_z), stats=stats)
+    if i_bound is None:
+        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
+    high = mini_buckets(model, i_bound, fixed, task="sum", max_memory_gb=max_memory_gb).bound
+    low = top + math.log(weight) if weight > 0 else -math.inf
+    if low == -math.inf:
+        low = mini_buckets(model, i_bound, fixed, task="sum-lower",
+                           max_memory_gb=max_memory_gb).bound
+    lower, upper, posteriors = {}, {}, {}
+    for v in model.variables:
+        k = model.arity(v)
+        if v in fixed:
+            lower[v] = upper[v] = posteriors[v] = np.eye(k)[fixed[v]]
+        elif weight > 0:
+            seen = summed[v] * math.exp(top - high)           # D(x) / U
+            lower[v] = np.clip(seen, 0.0, 1.0)
+            upper[v] = np.clip(1.0 - (seen.sum() - seen), 0.0, 1.0)
+            posteriors[v] = summed[v] / weight
+        else:
+            lower[v], upper[v], posteriors[v] = np.zeros(k), np.ones(k), np.full(k, 1.0 / k)
+    stats.update(i_bound=i_bound, seconds=time.time() - started)
+    estimate = min(max(low + math.log(cutset.runs / done), low), high) if done else high
+    return Marginals(posteriors, estimate, False,
+                     f"{method}, {done} done; bounds by MBE({i_bound})", (low, high), lower,
+                     upper, stats)
+
+
+def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
+                        time_limit: float = 60.0, executor=None,
+                        progress: bool = False) -> Marginals:
+    """Posterior marginals and ``log P(e)`` by the method that fits: the junction
+    tree when its tables fit ``max_memory_gb``, else cutset conditioning, exact
+    when its runs finish within ``time_limit`` and bounded (see
+    :func:`conditioned_posteriors`) when they do not.  The cutset is chosen so
+    that one run takes at most a tenth of the time, so that some finish; when
+    not all are expected to, the mini-bucket upper bound gets an i-bound sized
+    to a quarter of the time.  ``method`` in the result says which answered.
+
+    >>> from twlib.datasets import load_uai
+    >>> inst = load_uai("Grids_12")
+    >>> posterior_marginals(inst.model, inst.evidence).method
+    'junction tree'
+    """
+    model = as_factor_model(model)
+    clock.check_time_limit(time_limit)
+    if not max_memory_gb > 0:
+        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    fixed = evidence_indices(model, evidence)
+    started = clock.now()
+    try:
+        tree = JunctionTree(model, max_memory_gb=max_memory_gb)
+    except MemoryBudgetExceeded:
+        tree = None
+    if tree is not None:
+        posteriors = tree.posteriors(fixed)
+        log_z = tree.log_probability_of_evidence(fixed)
+        return Marginals(posteriors, log_z, True, "junction tree", (log_z, log_z),
+                         stats={"width": tree.width, "seconds": clock.now() - started})
+    # a run may take a tenth of the time, so that some finish when not all can
+    cutset = choose_cutset(model, fixed, min(max_memory_gb,
+                                             _tree_gib(_ENTRIES_PER_SECOND * time_limit / 10, 0)))
+    left = time_limit - (clock.now() - started)
+    if cutset.seconds(len(model.factors)) <= left:
+        i_bound = None                  # sized only if the runs overrun their estimate
+    else:
+        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
+        left -= time_limit / 4
+    return conditioned_posteriors(model, fixed, cutset, max_memory_gb=max_memory_gb,
+                                  time_limit=max(left, 1e-3), i_bound=i_bound,
+                                  executor=executor, progress=progress)
