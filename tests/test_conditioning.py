@@ -88,6 +88,19 @@ def test_runs_out_of_time_into_bounds_that_hold():
         assert res.posteriors[v].sum() == pytest.approx(1.0)
 
 
+def test_a_sample_of_runs_is_reproducible_and_tightens_the_lower_bound():
+    inst = datasets.load_uai("Grids_11")
+    cut = choose_cutset(inst.model, inst.evidence, 3e-4)
+    few, more = (conditioned_posteriors(inst.model, inst.evidence, cut, i_bound=10, max_runs=k)
+                 for k in (8, 64))
+    again = conditioned_posteriors(inst.model, inst.evidence, cut, i_bound=10, max_runs=8)
+    assert again.log_z_bounds == few.log_z_bounds and few.stats["runs_done"] == 8
+    assert few.log_z_bounds[0] <= more.log_z_bounds[0] <= inst.log_z + 1e-5
+    assert more.log_z_bounds[1] >= inst.log_z - 1e-5
+    with pytest.raises(errors.InputError, match="max_runs must be a positive integer"):
+        conditioned_posteriors(inst.model, inst.evidence, cut, max_runs=0)
+
+
 def test_executor_runs_give_the_same_answer():
     inst = datasets.load_uai("Grids_12")
     alone = conditioned_posteriors(inst.model, inst.evidence, max_memory_gb=1e-4)

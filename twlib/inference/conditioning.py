@@ -217,8 +217,8 @@ def _run_block(shared, runs, deadline):
 
 def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *,
                            max_memory_gb: float = 4.0, time_limit: float | None = None,
-                           i_bound: int | None = None, executor=None, random_state=0,
-                           progress: bool = False) -> Marginals:
+                           i_bound: int | None = None, max_runs: int | None = None,
+                           executor=None, random_state=0, progress: bool = False) -> Marginals:
     """Posteriors and ``log P(e)`` by cutset conditioning: exact when every run
     finishes within ``time_limit``, else bounded by the runs that did.
 
@@ -231,7 +231,8 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     The runs go in a random order (``random_state``), so the runs done are a
     random sample of the assignments: the estimates are ``D(x) / D`` and
     ``D * runs / done`` (unbiased for ``P(e)``), the latter kept within the
-    bounds.
+    bounds.  ``max_runs`` stops after that many runs instead, for a bounded
+    answer that does not depend on the machine's speed.
 
     >>> from twlib.datasets import load_uai
     >>> inst = load_uai("Grids_12")
@@ -255,6 +256,11 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     rng = np.random.default_rng(random_state)
     sample = (rng.permutation(cutset.runs) if cutset.runs <= _MOST_RUNS
               else rng.choice(cutset.runs, _MOST_RUNS, replace=False))
+    if max_runs is not None:
+        if isinstance(max_runs, bool) or not isinstance(max_runs, (int, np.integer)) \
+                or max_runs < 1:
+            raise InputError(f"max_runs must be a positive integer, got {max_runs!r}")
+        sample = sample[:max_runs]
     parts = np.array_split(sample, max(1, min(len(sample), task_count(executor))))
     bar = tqdm(total=cutset.runs, unit="run", desc="conditioning", disable=not progress)
     answers = run_tasks(executor, _run_block,
@@ -282,7 +288,8 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
         stats["seconds"] = time.time() - started
         return Marginals(posteriors, log_z, True, method, (log_z, log_z), stats=stats)
     if i_bound is None:
-        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
+        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4,
+                                     time_limit / 4 if time_limit else 60.0)
     high = mini_buckets(model, i_bound, fixed, task="sum", max_memory_gb=max_memory_gb).bound
     low = top + math.log(weight) if weight > 0 else -math.inf
     if low == -math.inf:
