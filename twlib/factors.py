@@ -5,7 +5,9 @@ a Markov network, or a Bayesian network whose factors are its CPTs.
 """
 from __future__ import annotations
 
+import copy
 import itertools
+import math
 from dataclasses import dataclass
 
 import networkx as nx
@@ -143,6 +145,36 @@ class FactorModel:
             for f in self.factors:
                 total += np.log(f.values[tuple(rows[:, index[v]] for v in f.variables)])
         return total
+
+    def reduced(self, fixed: dict) -> tuple:
+        """``(log constant, model)``: this model with the variables of ``fixed``
+        (variable -> state index) set to those states and dropped.  A factor left
+        with no variable goes into the constant; when one of them is zero the
+        constant is ``-inf`` and the model None.
+
+        >>> model = FactorModel(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]},
+        ...                     [Factor(("a", "b"), np.array([[1.0, 2.0], [3.0, 4.0]])),
+        ...                      Factor(("a",), np.array([0.5, 2.0]))])
+        >>> constant, rest = model.reduced({"a": 1})
+        >>> round(float(np.exp(constant)), 6), rest.variables, rest.factors[0].values.tolist()
+        (2.0, ['b'], [3.0, 4.0])
+        """
+        factors, constant = [], 0.0
+        for f in self.factors:
+            g = f.reduce(fixed) if any(v in fixed for v in f.variables) else f
+            if g.variables:
+                factors.append(g)
+            elif g.values > 0:
+                constant += math.log(float(g.values))
+            else:
+                return -math.inf, None
+        # slices of factors this model checked when it was made: not checked again
+        # (conditioning builds one such model per assignment of its cutset)
+        out = copy.copy(self)
+        out.variables = [v for v in self.variables if v not in fixed]
+        out._states = {v: self._states[v] for v in out.variables}
+        out.factors = factors
+        return constant, out
 
     def interaction_graph(self):
         """Undirected graph joining every pair of variables that share a factor

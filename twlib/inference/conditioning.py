@@ -41,7 +41,7 @@ from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import clique_tree, elimination_order
 from ..parallel import run_tasks, task_count
 from .evidence import evidence_indices
-from .junction_tree import JunctionTree
+from .junction_tree import JunctionTree, tables_gib
 from .minibucket import affordable_i_bound, mini_buckets
 
 __all__ = ["Cutset", "Marginals", "choose_cutset", "conditioned_posteriors",
@@ -83,9 +83,9 @@ class Cutset:
 class Marginals:
     """Posterior marginals and ``log P(e)``, exact or bounded.
 
-    ``posteriors[v]`` is ``P(v | e)`` (exact, or the normalised midpoint of the
-    bounds); ``log_z`` the natural log of ``P(e)`` (of ``Z(e)``, the sum of the
-    unnormalised product, for a Markov network).  When ``exact`` is False,
+    ``posteriors[v]`` is ``P(v | e)`` (exact, or estimated from the runs done:
+    see :func:`conditioned_posteriors`); ``log_z`` the natural log of ``P(e)``
+    (of ``Z(e)``, the sum of the unnormalised product, for a Markov network).  When ``exact`` is False,
     ``lower``/``upper`` bound each posterior and ``log_z_bounds`` bounds
     ``log_z``.  ``method`` names the method that answered.
     """
@@ -98,11 +98,6 @@ class Marginals:
     lower: dict | None = None
     upper: dict | None = None
     stats: dict = field(default_factory=dict)
-
-
-def _tree_gib(entries, largest) -> float:
-    """Memory of a junction tree's tables, as :class:`JunctionTree` counts it."""
-    return 8 * (entries + 2 * largest) / 2**30
 
 
 def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
@@ -128,7 +123,7 @@ def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
         cliques = clique_tree(graph, order)[0] if graph else []
         sizes = [math.prod(arity[v] for v in c) for c in cliques]
         entries, largest = sum(sizes), max(sizes, default=0)
-        gib = _tree_gib(entries, largest)
+        gib = tables_gib(entries, largest)
         if gib <= max_memory_gb or not graph:
             return Cutset(chosen, order, int(entries), gib,
                           math.prod(arity[v] for v in chosen))
@@ -142,24 +137,6 @@ def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
                                       -graph.degree(u)))
         chosen.append(v)
         graph.remove_node(v)
-
-
-def _conditioned_model(model, rest, fixed):
-    """``(log constant, model over rest)``: ``model``'s factors at the states
-    ``fixed`` (variable -> index); factors left with no variable go into the
-    constant (``-inf`` when one of them is zero)."""
-    factors, constant = [], 0.0
-    for f in model.factors:
-        g = f.reduce(fixed) if any(v in fixed for v in f.variables) else f
-        if g.variables:
-            factors.append(g)
-        else:
-            value = float(g.values)
-            if value <= 0:
-                return -math.inf, None
-            constant += math.log(value)
-    return constant, FactorModel(rest, {v: model.states(v) for v in rest}, factors,
-                                 name=model.name)
 
 
 def _structure(model, free, order):
@@ -189,7 +166,7 @@ def _run_block(shared, runs, deadline):
             break
         done += 1
         states = dict(zip(cut, map(int, np.unravel_index(run, arity)))) if cut else {}
-        constant, reduced = _conditioned_model(model, free, {**fixed, **states})
+        constant, reduced = model.reduced({**fixed, **states})
         if constant == -math.inf:
             continue
         prior = {}
@@ -346,8 +323,8 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
         return Marginals(posteriors, log_z, True, "junction tree", (log_z, log_z),
                          stats={"width": tree.width, "seconds": clock.now() - started})
     # a run may take a tenth of the time, so that some finish when not all can
-    cutset = choose_cutset(model, fixed, min(max_memory_gb,
-                                             _tree_gib(_ENTRIES_PER_SECOND * time_limit / 10, 0)))
+    per_run = tables_gib(_ENTRIES_PER_SECOND * time_limit / 10, 0)
+    cutset = choose_cutset(model, fixed, min(max_memory_gb, per_run))
     left = time_limit - (clock.now() - started)
     if cutset.seconds(len(model.factors)) <= left:
         i_bound = None                  # sized only if the runs overrun their estimate

@@ -26,11 +26,22 @@ from .evidence import evidence_indices, likelihoods
 from .kernels import (decode_assignments, flat_factors, hugin_single, log_values,
                       max_product_single)
 
-__all__ = ["JunctionTree", "WORK_ENTRIES", "FUSED_FROM_ENTRIES", "COMPILED_UP_TO_ENTRIES"]
+__all__ = ["JunctionTree", "tables_gib", "WORK_ENTRIES", "FUSED_FROM_ENTRIES",
+           "COMPILED_UP_TO_ENTRIES"]
 
 WORK_ENTRIES = 1 << 20       # a batch is cut so that one clique table of it stays about this size
 FUSED_FROM_ENTRIES = 1 << 14  # from this table size (times the batch) messages are fused einsums
 COMPILED_UP_TO_ENTRIES = 1 << 16  # one evidence set on a tree this small: one compiled pass
+
+
+def tables_gib(entries, largest) -> float:
+    """GiB a junction tree's tables take: every clique table (8 bytes an entry)
+    plus two working copies of the largest.
+
+    >>> tables_gib(2**27, 0)
+    1.0
+    """
+    return 8 * (entries + 2 * largest) / 2**30
 
 
 class JunctionTree:
@@ -86,7 +97,7 @@ class JunctionTree:
         self.width = max(len(c) for c in cliques) - 1
         sizes = [math.prod(self.arity[v] for v in c) for c in cliques]
         self.entries = int(sum(sizes))
-        need = 8 * (self.entries + 2 * max(sizes)) / 2**30
+        need = tables_gib(self.entries, max(sizes))
         if need > max_memory_gb:
             raise MemoryBudgetExceeded(
                 f"exact inference on {model.name!r} needs about {need:.3g} GiB (elimination width "
@@ -94,10 +105,6 @@ class JunctionTree:
                 f"the budget of {max_memory_gb} GiB")
         self._shape_tree(edges)
         self._calibrate_prior(model)
-        # built on first use: the max-product layout and evidence-free pass, the
-        # compiled single-set layouts, the factors as flat arrays
-        self._layout = self._max_cache = self._flat = self._clique_vars = None
-        self._factors_flat = None
         self._parent_entries = sum(self.tables[self.parent[i]].size for i in self.preorder[1:])
         if normalised:
             self.log_z = 0.0
@@ -119,14 +126,8 @@ class JunctionTree:
         if list(model.variables) != list(self.net.variables) or any(
                 model.arity(v) != self.arity[v] for v in model.variables):
             raise InputError("with_factors needs a model of the tree's variables and states")
-        outside = [f.variables for f in model.factors
-                   if self._smallest_clique_holding(set(f.variables)) is None]
-        if outside:
-            raise InputError(f"a factor over {outside[0]} lies in no clique of this tree")
         tree = copy.copy(self)
         tree.net = model
-        tree._layout = tree._max_cache = tree._flat = tree._clique_vars = None
-        tree._factors_flat = None
         tree._calibrate_prior(model)
         return tree
 
@@ -201,12 +202,19 @@ class JunctionTree:
         """Clique potentials from the factors, then one full Hugin propagation:
         ``tables[i] = P(C_i)`` and ``seps[i] = P(S_i)`` (the separator to i's
         parent), normalised; ``log_z`` is the log partition function (0 for a
-        Bayesian network)."""
+        Bayesian network).  The layouts built on first use from the tables (the
+        max-product pass, the compiled single-set passes, the flat factors) are
+        dropped."""
+        self._layout = self._max_cache = self._flat = self._clique_vars = None
+        self._factors_flat = None
         tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
         scale = np.zeros(len(self.cliques))
         home = {i: [] for i in range(len(self.cliques))}
         for f in model.factors:
-            home[self._smallest_clique_holding(set(f.variables))].append(f)
+            i = self._smallest_clique_holding(set(f.variables))
+            if i is None:           # only a model given to with_factors can do this
+                raise InputError(f"a factor over {f.variables} lies in no clique of this tree")
+            home[i].append(f)
         self._home = home
         for i, factors in home.items():
             for k, f in enumerate(factors):
