@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from twlib import datasets, errors
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
-from twlib.inference.minibucket import message_bytes, mini_buckets
+from twlib.inference.cost_shifting import mplp
+from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets
 from twlib.inference.search import branch_and_bound_mpe, most_probable_explanation
 
 from . import naive
@@ -61,16 +62,38 @@ def test_mini_bucket_bounds_hold(seed, n_vars, i_bound, zeros, matching):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
-       zeros=st.sampled_from([0.0, 0.3]))
-def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros):
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 6), zeros=st.sampled_from([0.0, 0.3]))
+def test_mplp_keeps_every_value_and_lowers_a_bound(seed, n_vars, zeros):
     model, evidence = random_model(seed, n_vars, zeros)
     top, _ = brute_force(model, evidence)
+    tables, arity, ev = log_tables(model, evidence)
+    shifted, bounds = mplp(tables, arity, max_sweeps=200)
+    assert all(b <= a + 1e-9 * max(1.0, abs(a)) for a, b in zip(bounds, bounds[1:])
+               if a > -np.inf)
+    assert bounds[-1] >= top - 1e-9 * max(1.0, abs(top))
+    free = [v for v in range(len(arity)) if v not in ev]
+    for row in itertools.product(*(range(arity[v]) for v in free)):
+        full = np.zeros(len(arity), dtype=np.int64)
+        full[free] = row
+        before = sum(float(t[tuple(full[list(s)])]) for s, t in tables)
+        after = sum(float(t[tuple(full[list(s)])]) for s, t in shifted)
+        assert after == pytest.approx(before, rel=1e-9, abs=1e-9) or before == after == -np.inf
+    if top > -np.inf:
+        assert mini_buckets(model, 2, evidence, mplp_seconds=1).bound >= top - 1e-9 * abs(top)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
+       zeros=st.sampled_from([0.0, 0.3]), shifted=st.booleans())
+def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros, shifted):
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    shift = None if shifted else 0.0
     if top == -np.inf:
         with pytest.raises(errors.ZeroEvidenceError):
-            branch_and_bound_mpe(model, evidence, i_bound=i_bound)
+            branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_seconds=shift)
         return
-    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound)
+    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_seconds=shift)
     assert res.status == "optimal" and res.gap == 0.0
     assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]
@@ -179,6 +202,8 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     (lambda net: mini_buckets(net, 3, {"nope": 0}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, order=["asia"]), "every variable without evidence"),
     (lambda net: mini_buckets(net, 1, max_memory_gb=1e-12), "lower the i-bound"),
+    (lambda net: mini_buckets(net, 3, task="sum", mplp_seconds=1), "task 'max' only"),
+    (lambda net: mini_buckets(net, 3, mplp_seconds=-1), "mplp_seconds must be >= 0"),
 ])
 def test_bad_input_is_a_named_error(call, message):
     with pytest.raises(errors.TwlibError, match=message):

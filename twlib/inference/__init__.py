@@ -9,7 +9,8 @@ The route, by what fits in memory:
   :func:`marginal_map` (sum out the rest, then maximise over the query).
 * ``minibucket``: :func:`mini_buckets`, elimination with its width bounded by an
   i-bound: upper bounds on the MPE value and log Z, a lower bound on log Z,
-  within any memory.
+  within any memory; for the MPE, after ``cost_shifting`` (MPLP, the LP
+  relaxation's bound, which moves cost across the mini-bucket splits first).
 * ``search`` and ``andor``: :func:`branch_and_bound_mpe`, the exact MPE past the
   tree by AND/OR branch and bound over a pseudo-tree on mini-bucket bounds,
   with a context cache, anytime; and

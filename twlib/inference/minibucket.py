@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import as_factor_model
 from ..graphs import elimination_order
+from .cost_shifting import mplp
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "mini_buckets", "message_bytes", "largest_i_bound", "log_tables",
@@ -98,7 +99,8 @@ def log_tables(model, evidence=None):
 
 
 def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", order=None,
-                 moment_matching: bool = True, max_memory_gb: float = 4.0) -> MiniBuckets:
+                 moment_matching: bool = True, max_memory_gb: float = 4.0,
+                 mplp_seconds: float = 0.0) -> MiniBuckets:
     """Mini-bucket elimination MBE(i) on a Bayesian network or factor model.
 
     ``i_bound`` caps the number of variables of a mini-bucket (the eliminated one
@@ -106,7 +108,10 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     the induced width plus one is exact elimination.  ``task`` is one of
     :data:`TASKS`; ``order`` an elimination order of variable names (default
     min-fill on the interaction graph after the evidence).  MemoryBudgetExceeded
-    when the messages would pass ``max_memory_gb``.
+    when the messages would pass ``max_memory_gb``.  With ``mplp_seconds`` (task
+    ``"max"`` only) the tables are first reparameterised by MPLP for at most that
+    long (:func:`twlib.inference.cost_shifting.mplp`), and the bound is the
+    smaller of the LP bound and the mini-buckets'.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -123,7 +128,13 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
         raise InputError(f"task must be one of {TASKS}, got {task!r}")
     if not max_memory_gb > 0:
         raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    if not mplp_seconds >= 0 or (mplp_seconds > 0 and task != "max"):
+        raise InputError(f"mplp_seconds must be >= 0 and is for the task 'max' only, got "
+                         f"{mplp_seconds!r} with task {task!r}")
     tables, arity, ev, order = _prepared(model, evidence, order)
+    lp_bounds = np.array([np.inf])
+    if mplp_seconds > 0:
+        tables, lp_bounds = mplp(tables, arity, seconds=mplp_seconds)
     position = {v: k for k, v in enumerate(order)}
     n = len(arity)
     placed, generated = [[] for _ in range(n)], [[] for _ in range(n)]
@@ -150,11 +161,12 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
                 constant += float(values)
     if np.isnan(constant) or (task != "sum-lower" and constant == -np.inf):
         raise ZeroEvidenceError("the evidence has probability zero (an upper bound on it is 0)")
-    return MiniBuckets(task=task, i_bound=int(i_bound), bound=constant, order=order,
-                       arity=arity, tables=tables, placed=placed, generated=generated,
-                       constant=constant, evidence=ev,
+    return MiniBuckets(task=task, i_bound=int(i_bound), bound=float(min(constant, lp_bounds[-1])),
+                       order=order, arity=arity, tables=tables, placed=placed,
+                       generated=generated, constant=constant, evidence=ev,
                        stats={"largest_scope": largest, "message_bytes": used,
-                              "messages": sum(len(g) for g in generated)})
+                              "messages": sum(len(g) for g in generated),
+                              "mplp_bounds": lp_bounds[[0, -1]].tolist()})
 
 
 def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:
@@ -330,19 +342,23 @@ def _log_sum(table, axis):
 
 def _match_max_marginals(x, combined):
     """Shift each mini-bucket by its max-marginal over ``x`` to their mean: the sum
-    of the shifts is zero, so the bucket's total is unchanged."""
+    of the shifts is zero, so the bucket's total is unchanged.  A value of ``x``
+    at which one mini-bucket is zero makes the whole bucket zero there, so every
+    mini-bucket is set to zero at it (the product is unchanged too)."""
     marginals = []
     for scope, table in combined:
         axis = scope.index(x)
         others = tuple(k for k in range(table.ndim) if k != axis)
         marginals.append(table.max(axis=others) if others else table.reshape(-1))
     stacked = np.array(marginals)
-    if not np.isfinite(stacked).all():
-        return combined          # a zero max-marginal: shifting would mix infinities
-    mean = stacked.mean(axis=0)
+    alive = np.isfinite(stacked).all(axis=0)
+    if not alive.any():
+        return combined
+    shift = np.full(stacked.shape, -np.inf)
+    shift[:, alive] = stacked[:, alive].mean(axis=0) - stacked[:, alive]
     out = []
-    for (scope, table), m in zip(combined, stacked):
+    for (scope, table), s in zip(combined, shift):
         shape = [1] * table.ndim
         shape[scope.index(x)] = -1
-        out.append((scope, table + (mean - m).reshape(shape)))
+        out.append((scope, table + s.reshape(shape)))
     return out
