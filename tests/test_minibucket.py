@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from twlib import datasets, errors
 from twlib.inference import JunctionTree
-from twlib.inference.andor import AndOrSearch, pseudo_tree
+from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree
 from twlib.inference.cost_shifting import mplp
 from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets
-from twlib.inference.search import branch_and_bound_mpe, most_probable_explanation
+from twlib.inference.search import _Kernel, branch_and_bound_mpe, most_probable_explanation
 
 from . import naive
 
@@ -99,6 +99,28 @@ def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, z
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]
     assert model.log_values([row])[0] == pytest.approx(top, rel=1e-12, abs=1e-12)
     assert all(model.states(v).index(res.assignment[v]) == s for v, s in evidence.items())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7))
+def test_conditional_modes_end_where_no_single_move_helps(seed, n_vars):
+    model, evidence = random_model(seed, n_vars, 0.0)
+    mb = mini_buckets(model, 2, evidence)
+    kernel = _Kernel(mb, flat_tables(mb.tables))
+    rng = np.random.default_rng(seed)
+    start = np.array([rng.integers(a) for a in mb.arity])
+    for v, s in mb.evidence.items():
+        start[v] = s
+    kernel.best[:] = start
+    kernel.polish()
+    found = kernel.best.copy() if kernel.incumbent > -np.inf else start
+    value = model.log_values([found])[0]
+    assert value >= model.log_values([start])[0] - 1e-9
+    for v in mb.order:                  # a local optimum: no variable alone improves it
+        for a in range(mb.arity[v]):
+            moved = found.copy()
+            moved[v] = a
+            assert model.log_values([moved])[0] <= value + 1e-9 * max(1.0, abs(value))
 
 
 def and_or_to_the_end(mb, incumbent, cache_entries):
