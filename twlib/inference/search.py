@@ -224,16 +224,14 @@ class _Kernel:
         self.nodes += done
         return done
 
-    def polish(self) -> bool:
-        """Improve the incumbent by iterated conditional modes; True if it rose."""
+    def polish(self) -> None:
+        """Improve the incumbent by iterated conditional modes."""
         trial = self.best.copy()
         _conditional_modes(trial, self.seq, self.arity, self.around, self.tab)
         value = self.fixed + _tables_total(trial, self.originals, self.tab)
         if value > self.incumbent:
             self.best[:] = trial
             self.scalars[0] = value
-            return True
-        return False
 
     def bound(self) -> float:
         """The largest value of a branch not yet closed (or the incumbent)."""
