@@ -121,10 +121,16 @@ def _star_sweeps(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_tab
                 t = inc_table[inc_ptr[x] + k]
                 step = stride[inc_slot[inc_ptr[x] + k]]
                 m[k, :ax] = -np.inf
-                for e in range(size[t]):
-                    a = (e // step) % ax
-                    if values[offset[t] + e] > m[k, a]:
-                        m[k, a] = values[offset[t] + e]
+                # the entries where x = a: runs of `step` entries, every ax * step
+                for start in range(offset[t], offset[t] + size[t], ax * step):
+                    e = start
+                    for a in range(ax):
+                        top_a = m[k, a]
+                        for _ in range(step):
+                            if values[e] > top_a:
+                                top_a = values[e]
+                            e += 1
+                        m[k, a] = top_a
                 for a in range(ax):
                     total[a] += m[k, a]
             feasible = False
@@ -136,9 +142,15 @@ def _star_sweeps(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_tab
             for k in range(deg):
                 t = inc_table[inc_ptr[x] + k]
                 step = stride[inc_slot[inc_ptr[x] + k]]
-                for e in range(size[t]):
-                    a = (e // step) % ax
-                    if total[a] == -np.inf:
-                        values[offset[t] + e] = -np.inf
-                    else:
-                        values[offset[t] + e] += total[a] / deg - m[k, a]
+                for start in range(offset[t], offset[t] + size[t], ax * step):
+                    e = start
+                    for a in range(ax):
+                        if total[a] == -np.inf:
+                            for _ in range(step):
+                                values[e] = -np.inf
+                                e += 1
+                        else:
+                            shift = total[a] / deg - m[k, a]
+                            for _ in range(step):
+                                values[e] += shift
+                                e += 1
