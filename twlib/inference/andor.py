@@ -33,8 +33,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "sort_best_first",
-           "flat_lists", "AndOrSearch"]
+__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum",
+           "sort_best_first", "flat_lists", "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
@@ -163,7 +163,7 @@ class AndOrSearch:
 
     def __init__(self, mb, cache_entries: int, tab=None):
         n = len(mb.arity)
-        originals = len(mb.tables) - sum(len(g) for g in mb.generated)
+        originals = mb.originals
         tree = pseudo_tree(mb.order, [mb.tables[t][0] for t in range(originals)], n)
         self.tree = tree
         cost = [[t for t in mb.placed[v] if t < originals] for v in range(n)] + [[]]
@@ -285,7 +285,9 @@ _OR_T, _OR_BEST, _OR_FAIL, _AND_COST, _AND_T, _AND_SUM, _AND_REST, _H = range(8)
 
 
 @nb.njit(cache=True)
-def _tables_sum(csr, v, assign, tab):
+def tables_sum(csr, v, assign, tab):
+    """The sum of the flat tables of list ``v`` of ``csr`` (from :func:`flat_lists`)
+    at ``assign``."""
     ptr, ids = csr
     s = 0.0
     for j in range(ptr[v], ptr[v + 1]):
@@ -304,7 +306,7 @@ def _cache_index(v, assign, context, cache_slot):
 
 @nb.njit(cache=True)
 def _child_bound(g, assign, tab, crossing, context, cache_slot, cache):
-    h = _tables_sum(crossing, g, assign, tab)
+    h = tables_sum(crossing, g, assign, tab)
     if cache_slot[g] >= 0:
         u = cache[_cache_index(g, assign, context, cache_slot)]
         if u < h:
@@ -393,7 +395,7 @@ def _and_or(state, scalars, stack, ints, floats, assign, tab, cost, crossing, ch
                     continue
             for a in range(arity[c]):              # open the OR node of c
                 assign[c] = a
-                h = _tables_sum(cost, c, assign, tab)
+                h = tables_sum(cost, c, assign, tab)
                 for j in range(ch_ptr[c], ch_ptr[c + 1]):
                     h += _child_bound(ch_ids[j], assign, tab, crossing, context, cache_slot,
                                       cache)
@@ -428,7 +430,7 @@ def _and_or(state, scalars, stack, ints, floats, assign, tab, cost, crossing, ch
         if k < ints[_CAND_N, x] and cand_h[x, k] > threshold + _slack(threshold):
             ints[_CAND_NEXT, x] = k + 1
             assign[x] = cand_val[x, k]
-            _open_and(x, threshold, _tables_sum(cost, x, assign, tab), floats, ints, assign,
+            _open_and(x, threshold, tables_sum(cost, x, assign, tab), floats, ints, assign,
                       tab, crossing, child, context, cache_slot, cache)
             top += 1
             stack[0, top] = x

@@ -85,9 +85,9 @@ class Marginals:
 
     ``posteriors[v]`` is ``P(v | e)`` (exact, or estimated from the runs done:
     see :func:`conditioned_posteriors`); ``log_z`` the natural log of ``P(e)``
-    (of ``Z(e)``, the sum of the unnormalised product, for a Markov network).  When ``exact`` is False,
-    ``lower``/``upper`` bound each posterior and ``log_z_bounds`` bounds
-    ``log_z``.  ``method`` names the method that answered.
+    (of ``Z(e)``, the sum of the unnormalised product, for a Markov network).
+    When ``exact`` is False, ``lower``/``upper`` bound each posterior and
+    ``log_z_bounds`` bounds ``log_z``.  ``method`` names the method that answered.
     """
 
     posteriors: dict

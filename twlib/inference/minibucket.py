@@ -74,6 +74,11 @@ class MiniBuckets:
     evidence: dict
     stats: dict = field(default_factory=dict)
 
+    @property
+    def originals(self) -> int:
+        """How many of ``tables`` come first from the model (the rest are messages)."""
+        return len(self.tables) - sum(len(g) for g in self.generated)
+
 
 def log_tables(model, evidence=None):
     """The model's factors reduced by ``evidence`` as ``(scope, log table)`` pairs

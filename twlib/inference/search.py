@@ -30,7 +30,7 @@ from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import elimination_order
-from .andor import AndOrSearch, flat_lists, flat_tables, sort_best_first, table_value
+from .andor import AndOrSearch, flat_lists, flat_tables, sort_best_first, table_value, tables_sum
 from .evidence import likelihoods
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound, default_order, mini_buckets
@@ -196,14 +196,12 @@ class _Kernel:
         self.state = np.array([0, 0], dtype=np.int64)          # depth, finished
         self.scalars = np.array([-np.inf])                      # incumbent
         self.nodes = 0
-        originals = len(mb.tables) - sum(len(g) for g in mb.generated)
         around = [[] for _ in range(n_vars)]
-        for t in range(originals):
+        for t in range(mb.originals):
             for v in mb.tables[t][0]:
                 around[v].append(t)
         self.around = flat_lists(around)
-        self.originals = originals
-        self.fixed = sum(float(mb.tables[t][1]) for t in range(originals) if not mb.tables[t][0])
+        self.originals = mb.originals
         if m == 0:                                              # all observed
             self.scalars[0] = mb.constant
             self.state[1] = 1
@@ -228,7 +226,7 @@ class _Kernel:
         """Improve the incumbent by iterated conditional modes."""
         trial = self.best.copy()
         _conditional_modes(trial, self.seq, self.arity, self.around, self.tab)
-        value = self.fixed + _tables_total(trial, self.originals, self.tab)
+        value = _tables_total(trial, self.originals, self.tab)
         if value > self.incumbent:
             self.best[:] = trial
             self.scalars[0] = value
@@ -250,23 +248,18 @@ class _Kernel:
 def _conditional_modes(assign, seq, arity, around, tab):
     """Move each variable of ``seq`` in turn to the value that maximises the
     tables around it, the others fixed, until no variable moves."""
-    ptr, ids = around
     moved = True
     while moved:
         moved = False
         for x in seq:
             now = assign[x]
-            best_value = 0.0
-            for j in range(ptr[x], ptr[x + 1]):
-                best_value += table_value(ids[j], assign, tab)
+            best_value = tables_sum(around, x, assign, tab)
             best = now
             for a in range(arity[x]):
                 if a == now:
                     continue
                 assign[x] = a
-                score = 0.0
-                for j in range(ptr[x], ptr[x + 1]):
-                    score += table_value(ids[j], assign, tab)
+                score = tables_sum(around, x, assign, tab)
                 # strictly better, beyond rounding, so that it cannot cycle
                 if score > best_value and (best_value == -np.inf or score - best_value
                                            > 1e-12 * max(1.0, abs(best_value))):
@@ -279,10 +272,10 @@ def _conditional_modes(assign, seq, arity, around, tab):
 
 @nb.njit(cache=True)
 def _tables_total(assign, count, tab):
+    """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
     total = 0.0
     for t in range(count):
-        if tab[0][t + 1] > tab[0][t]:
-            total += table_value(t, assign, tab)
+        total += table_value(t, assign, tab)
     return total
 
 
