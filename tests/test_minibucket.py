@@ -11,7 +11,8 @@ from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree
 from twlib.inference.cost_shifting import mplp
 from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets
-from twlib.inference.search import _Kernel, branch_and_bound_mpe, most_probable_explanation
+from twlib.inference.search import (MPESearch, _Kernel, branch_and_bound_mpe,
+                                   most_probable_explanation)
 
 from . import naive
 
@@ -99,6 +100,52 @@ def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, z
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]
     assert model.log_values([row])[0] == pytest.approx(top, rel=1e-12, abs=1e-12)
     assert all(model.states(v).index(res.assignment[v]) == s for v, s in evidence.items())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
+       zeros=st.sampled_from([0.0, 0.3]))
+def test_a_prepared_search_answers_each_evidence_set_as_brute_force(seed, n_vars, i_bound,
+                                                                   zeros):
+    model, evidence = random_model(seed, n_vars, zeros)
+    try:
+        search = MPESearch(model, i_bound=i_bound)
+    except errors.ZeroEvidenceError:        # when the bound sees it; else each query says so
+        assert brute_force(model, {})[0] == -np.inf
+        return
+    rng = np.random.default_rng(seed)
+    other = {v: int(rng.integers(model.arity(v))) for v in model.variables[:1]}
+    # the same set twice: a query leaves the prepared tables as it found them
+    for ev in (evidence, {}, other, evidence):
+        top, _ = brute_force(model, ev)
+        if top == -np.inf:
+            with pytest.raises(errors.ZeroEvidenceError):
+                search.mpe(ev)
+            continue
+        res = search.mpe(ev)
+        assert res.status == "optimal"
+        assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
+        assert all(model.states(v).index(res.assignment[v]) == s for v, s in ev.items())
+
+
+def test_a_prepared_search_falls_back_to_the_tree_it_has_timed():
+    net = datasets.load_network("alarm")
+    tree, search = JunctionTree(net), MPESearch(net, i_bound=6)
+    rng = np.random.default_rng(5)
+    methods = []
+    for _ in range(4):
+        chosen = rng.choice(net.variables, size=3, replace=False)
+        evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
+        try:
+            _, log_p = tree.mpe(evidence)
+        except errors.ZeroEvidenceError:
+            continue
+        res = search.mpe(evidence, fallback=tree)
+        methods.append(res.method)
+        assert res.status == "optimal" and res.log_value == pytest.approx(log_p, rel=1e-10)
+    assert methods[0] == "junction tree"            # the tree's first query times it
+    with pytest.raises(errors.InputError, match="fallback junction tree"):
+        search.mpe({}, fallback=JunctionTree(datasets.load_network("asia")))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -221,6 +268,9 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     (lambda net: mini_buckets(net, 3, max_memory_gb=0), "max_memory_gb must be positive"),
     (lambda net: branch_and_bound_mpe(net, time_limit=0), "time_limit must be a positive"),
     (lambda net: branch_and_bound_mpe(net, time_limit=-1), "time_limit must be a positive"),
+    (lambda net: MPESearch(net).mpe(time_limit=0), "time_limit must be a positive"),
+    (lambda net: MPESearch(net, i_bound=0), "i-bound must be an integer >= 1"),
+    (lambda net: MPESearch(net).mpe({"nope": "yes"}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, {"nope": 0}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, order=["asia"]), "every variable without evidence"),
     (lambda net: mini_buckets(net, 1, max_memory_gb=1e-12), "lower the i-bound"),

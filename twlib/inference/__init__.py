@@ -13,7 +13,8 @@ The route, by what fits in memory:
   relaxation's bound, which moves cost across the mini-bucket splits first).
 * ``search`` and ``andor``: :func:`branch_and_bound_mpe`, the exact MPE past the
   tree by AND/OR branch and bound over a pseudo-tree on mini-bucket bounds,
-  with a context cache, anytime; and
+  with a context cache, anytime; :class:`MPESearch`, the same search prepared
+  once for many evidence sets of a few observed variables each; and
   :func:`most_probable_explanation`, which picks the junction tree when it fits
   and this search when it does not.
 * ``conditioning``: :func:`posterior_marginals`, exact posteriors and ``P(e)``
@@ -44,10 +45,10 @@ from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
 from .minibucket import MiniBuckets, mini_buckets
-from .search import MPEResult, branch_and_bound_mpe, most_probable_explanation
+from .search import MPEResult, MPESearch, branch_and_bound_mpe, most_probable_explanation
 
 __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
-           "most_probable_explanation", "MPEResult", "intervene", "do_posteriors",
+           "most_probable_explanation", "MPEResult", "MPESearch", "intervene", "do_posteriors",
            "posterior_marginals", "conditioned_posteriors", "Marginals"]

@@ -33,13 +33,13 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum",
+__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum", "TOLERANCE",
            "sort_best_first", "flat_lists", "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
 # heuristic and the search add the same logs in different orders
-_TOLERANCE = 1e-9
+TOLERANCE = 1e-9
 
 
 class PseudoTree:
@@ -210,6 +210,11 @@ class AndOrSearch:
         self.nodes = 0
         self.restart(-np.inf)
 
+    def clear(self):
+        """Forget the cached bounds (for tables that have changed since)."""
+        self.cache[:] = np.inf
+        self.nodes = 0
+
     def restart(self, incumbent: float):
         """Search again from the root for a value above ``incumbent``."""
         self.incumbent = float(incumbent)
@@ -344,7 +349,7 @@ def _start(state, scalars, stack, ints, floats, assign, tab, crossing, child, co
 
 @nb.njit(cache=True)
 def _slack(t):
-    return _TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
+    return TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
 
 
 @nb.njit(cache=True)

@@ -154,6 +154,13 @@ class JunctionTree:
                     self.parent[j] = i
                     self.preorder.append(j)
         self.children = {i: [j for j in nbrs[i] if self.parent.get(j) == i] for i in nbrs}
+        # a clique lists the variables it shares with its parent first: maximising
+        # out its own ones is then over the trailing axes, without a copy
+        for i in self.preorder[1:]:
+            up = set(self.cliques[self.parent[i]])
+            self.cliques[i] = type(self.cliques[i])(
+                [v for v in self.cliques[i] if v in up] + [v for v in self.cliques[i]
+                                                            if v not in up])
         self.separators = {(i, j): tuple(v for v in self.cliques[i] if v in self.cliques[j])
                            for i in nbrs for j in nbrs[i]}
         self._up, self._down = {}, {}
@@ -466,7 +473,7 @@ class JunctionTree:
         table = np.zeros([self.arity[v] for v in self.cliques[i]])
         with np.errstate(divide="ignore"):
             for f in self._home[i]:
-                table = table + self._on_clique(i, f, np.log(f.values))
+                table += self._on_clique(i, f, np.log(f.values))
         return table
 
     def _on_clique(self, i, factor, values):
@@ -514,7 +521,11 @@ class JunctionTree:
                     table = table + np.log(indicator).reshape(
                         [batch] + [self.arity[u] if u == v else 1 for u in clique])
             for c in self.children[i]:
-                table = table + self._sep_on_parent(c, msgs[c] if c in msgs else prior[0][c])
+                message = self._sep_on_parent(c, msgs[c] if c in msgs else prior[0][c])
+                if message.shape[0] <= table.shape[0]:
+                    table += message                    # in place: the tables are large
+                else:
+                    table = table + message
             msgs[i], best[i], top = self._max_out(i, table)
             if i == self.root:
                 peak = top

@@ -30,18 +30,25 @@ from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import elimination_order
-from .andor import AndOrSearch, flat_lists, flat_tables, sort_best_first, table_value, tables_sum
-from .evidence import likelihoods
+from .andor import (TOLERANCE, AndOrSearch, flat_lists, flat_tables, sort_best_first,
+                    table_value, tables_sum)
+from .evidence import evidence_indices, likelihoods
 from .junction_tree import JunctionTree
+from .kernels import flat_factors, log_values
 from .minibucket import affordable_i_bound, default_order, mini_buckets
 
-__all__ = ["MPEResult", "branch_and_bound_mpe", "most_probable_explanation", "with_likelihoods"]
+__all__ = ["MPEResult", "MPESearch", "branch_and_bound_mpe", "most_probable_explanation",
+           "with_likelihoods"]
 
 _NODES_PER_CALL = 20_000
 _NODES_PER_SECOND = 1e7
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
 _TREE_ENTRIES_PER_SECOND = 1e7
+# A prepared search either proves a few-variable evidence set in a small fraction
+# of the tree's time or thrashes for far longer than the tree; a quarter of the
+# tree's time catches the first kind and caps the loss on the second at 1.25x
+_SEARCH_SHARE_OF_TREE = 0.25
 
 
 @dataclass
@@ -94,77 +101,230 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                       max_memory_gb=max_memory_gb,
                       mplp_seconds=time_limit / 10 if mplp_seconds is None else mplp_seconds)
     heuristic_seconds = clock.now() - started
-    tab = flat_tables(mb.tables)                # shared by both searches
-    kernel = _Kernel(mb, tab)
-    andor = None                        # built on its first turn: the dive may end first
-    history = []
-    bar = tqdm(desc=f"AND/OR branch and bound, MBE({i_bound})", unit="node",
-               disable=not progress)
-    status = "optimal"
-    spent = [0.0, 0.0]                  # seconds of the OR dive and of the AND/OR search
-    with clock.interruptible():
-        while not kernel.finished:
-            # the two take turns by time, not nodes: an AND/OR node costs several OR nodes
-            turn = clock.now()
-            if spent[0] <= spent[1]:
-                before = kernel.incumbent
-                bar.update(kernel.run(_NODES_PER_CALL))
-                if kernel.incumbent > before:
-                    kernel.polish()
-                spent[0] += clock.now() - turn
-                if kernel.incumbent > before:
-                    if andor is not None:
+    solver = _Solver(mb, max_memory_gb)
+    result = solver.solve(model, mb.evidence, lambda states: model.log_values([states])[0],
+                          started=started, time_limit=time_limit, progress=progress)
+    result.stats.update(seconds=clock.now() - started, heuristic_seconds=heuristic_seconds,
+                        compile_seconds=clock.compile_seconds() - compiled)
+    return result
+
+
+class MPESearch:
+    """Exact MPE by AND/OR branch and bound, prepared once for many evidence sets.
+
+    The MPLP reparameterisation and the mini-buckets are computed once, without
+    evidence, over the model's tables and one zero log-table per variable.  A
+    query writes ``-inf`` into those tables at the states its evidence rules
+    out: that only lowers values, so every mini-bucket message stays an upper
+    bound and the search stays exact, and nothing but the search itself runs
+    per evidence set.  The bounds ignore the evidence, so this suits many
+    queries with a few observed variables each (as a junction tree does);
+    :func:`branch_and_bound_mpe` computes them for one evidence set.
+
+    ``i_bound``, ``order`` and ``max_memory_gb`` are those of
+    :func:`branch_and_bound_mpe`; MPLP runs for at most ``mplp_seconds``.
+
+    A few evidence sets can still be hard for the search when the tree is
+    easy (a zero the bounds do not see thrashes the dive).  With ``fallback`` (a
+    :class:`JunctionTree` of the model) a query gets the search for as long as
+    a quarter of the time the tree took on its last query, then the tree: never
+    more than 1.25 times the tree's time, and the search's when the search is
+    quick.  The first query goes to the tree, to time it.
+
+    >>> from twlib.datasets import load_network
+    >>> from twlib.inference import JunctionTree
+    >>> net = load_network("alarm")
+    >>> search = MPESearch(net, i_bound=4)
+    >>> res = search.mpe({"HR": "HIGH"}, time_limit=10)
+    >>> res.status, round(res.log_value - JunctionTree(net).mpe({"HR": "HIGH"})[1], 9)
+    ('optimal', 0.0)
+    """
+
+    def __init__(self, model, *, i_bound: int = 10, order=None, max_memory_gb: float = 4.0,
+                 mplp_seconds: float = 1.0):
+        model = as_factor_model(model)
+        slots = [Factor((v,), np.ones(model.arity(v))) for v in model.variables]
+        self._first_slot = len(model.factors)
+        self.model = model
+        self._index = {v: k for k, v in enumerate(model.variables)}
+        started = clock.now()
+        try:
+            mb = mini_buckets(FactorModel(model.variables,
+                                          {v: model.states(v) for v in model.variables},
+                                          list(model.factors) + slots, name=model.name),
+                              i_bound, None, task="max", order=order,
+                              max_memory_gb=max_memory_gb, mplp_seconds=mplp_seconds)
+        except ZeroEvidenceError:
+            raise ZeroEvidenceError("every assignment of the model has probability zero"
+                                    ) from None
+        self._solver = _Solver(mb, max_memory_gb)
+        self._tree_seconds = None               # the fallback tree's last query
+        scopes, strides, offsets, values = flat_factors(model)
+        with np.errstate(divide="ignore"):
+            self._flat = scopes, strides, offsets, np.log(values)
+        self.prepare_seconds = clock.now() - started
+
+    def _log_value(self, states):
+        return log_values(*self._flat, states[None])[0]
+
+    def mpe(self, evidence=None, *, time_limit: float = 60.0, fallback=None,
+            progress: bool = False) -> MPEResult:
+        """The MPE given ``evidence`` (``{variable: state label}``), as
+        :func:`branch_and_bound_mpe` returns it; ``fallback`` a junction tree of
+        the model (see the class).
+
+        >>> from twlib.datasets import load_network
+        >>> net = load_network("asia")
+        >>> search, tree = MPESearch(net), JunctionTree(net)
+        >>> [search.mpe({"dysp": "yes"}, fallback=tree).method for _ in range(2)]
+        ['junction tree', 'AND/OR branch and bound, MBE(10)']
+        """
+        clock.check_time_limit(time_limit)
+        if fallback is not None:
+            if list(fallback.net.variables) != self.model.variables:
+                raise InputError("the fallback junction tree is not over this model's variables")
+            if self._tree_seconds is None:
+                return self._by_tree(fallback, evidence)
+            time_limit = min(time_limit, _SEARCH_SHARE_OF_TREE * self._tree_seconds)
+        compiled = clock.compile_seconds()
+        started = clock.now()
+        ev = {self._index[v]: s for v, s in evidence_indices(self.model, evidence).items()}
+        _, _, _, offset, values = self._solver.tab
+        ruled_out = [offset[self._first_slot + v] + a for v, s in ev.items()
+                     for a in range(self.model.arity(self.model.variables[v])) if a != s]
+        kept = values[ruled_out].copy()
+        values[ruled_out] = -np.inf
+        try:
+            result = self._solver.solve(self.model, ev, self._log_value, started=started,
+                                        time_limit=time_limit, progress=progress)
+        except BudgetExceeded:                  # no assignment found in the time given
+            if fallback is None:
+                raise
+            result = None
+        finally:
+            values[ruled_out] = kept
+        if fallback is not None and (result is None or result.status == "time_limit"):
+            return self._by_tree(fallback, evidence)
+        result.stats.update(seconds=clock.now() - started,
+                            compile_seconds=clock.compile_seconds() - compiled)
+        return result
+
+    def _by_tree(self, tree, evidence) -> MPEResult:
+        """The MPE by ``tree``, timed for the next queries' search."""
+        result = _by_tree(tree, self.model, evidence, self._log_value)
+        self._tree_seconds = result.stats["seconds"]
+        return result
+
+
+def _by_tree(tree, model, evidence, log_value) -> MPEResult:
+    """The MPE by junction tree ``tree`` of ``model``, its value ``log_value(row)``
+    (unnormalised, as the search's)."""
+    started = clock.now()
+    assignment, _ = tree.mpe(evidence)
+    seconds = clock.now() - started
+    row = np.array([model.states(v).index(assignment[v]) for v in model.variables])
+    value = float(log_value(row))
+    return MPEResult(assignment=assignment, log_value=value, bound=value, status="optimal",
+                     method="junction tree", stats={"seconds": seconds, "width": tree.width})
+
+
+class _Solver:
+    """The OR dive and the AND/OR search over mini-buckets ``mb``, taking turns
+    until one proves its incumbent; both are kept, and reset, between runs."""
+
+    def __init__(self, mb, max_memory_gb):
+        self.mb = mb
+        self.tab = flat_tables(mb.tables)              # shared by both searches
+        self.kernel = _Kernel(mb, self.tab)
+        self.andor = None                  # built on its first turn: the dive may end first
+        self.max_memory_gb = max_memory_gb
+
+    def solve(self, model, evidence, log_value, *, started, time_limit,
+              progress) -> MPEResult:
+        """One search, until ``started + time_limit`` (the clock's seconds, from
+        which the history counts too); ``evidence`` ({variable index: state}) is
+        written into the answer, whose value ``log_value(states)`` recomputes
+        from the model (the shifted tables add up to it only up to rounding)."""
+        mb, kernel = self.mb, self.kernel
+        kernel.reset()
+        andor = None                        # this run's AND/OR search, once it has had a turn
+        history = []
+        bar = tqdm(desc=f"AND/OR branch and bound, MBE({mb.i_bound})", unit="node",
+                   disable=not progress)
+        status = "optimal"
+        spent = [0.0, 0.0]                  # seconds of the OR dive and of the AND/OR search
+        with clock.interruptible():
+            while not kernel.finished:
+                # the two take turns by time, not nodes: an AND/OR node costs several OR nodes
+                turn = clock.now()
+                if spent[0] <= spent[1]:
+                    before = kernel.incumbent
+                    bar.update(kernel.run(_NODES_PER_CALL))
+                    if kernel.incumbent > before:
+                        kernel.polish()
+                    spent[0] += clock.now() - turn
+                    if kernel.incumbent > before:
+                        if andor is not None:
+                            andor.restart(kernel.incumbent)
+                        history.append((clock.now() - started, kernel.incumbent,
+                                        self._bound(andor)))
+                        bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
+                                         "bound": f"{history[-1][2]:.4f}"}, refresh=False)
+                    if kernel.finished or _proved(self._bound(andor), kernel.incumbent):
+                        break
+                else:
+                    if andor is None:
+                        if self.andor is None:
+                            self.andor = AndOrSearch(
+                                mb, _cache_entries(self.max_memory_gb, time_limit), self.tab)
+                        andor = self.andor
+                        andor.clear()
                         andor.restart(kernel.incumbent)
-                    history.append((clock.now() - started, kernel.incumbent,
-                                    _proved_bound(kernel, andor)))
-                    bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
-                                     "bound": f"{history[-1][2]:.4f}"}, refresh=False)
-                if kernel.finished:
+                    bar.update(andor.run(_NODES_PER_CALL // 4))
+                    spent[1] += clock.now() - turn
+                    if andor.finished:
+                        break
+                if clock.interrupted():
+                    status = "interrupted"
                     break
-            else:
-                if andor is None:
-                    andor = AndOrSearch(mb, _cache_entries(max_memory_gb, time_limit), tab)
-                    andor.restart(kernel.incumbent)
-                bar.update(andor.run(_NODES_PER_CALL // 4))
-                spent[1] += clock.now() - turn
-                if andor.finished:
+                if clock.expired(started + time_limit):
+                    status = "time_limit"
                     break
-            if clock.interrupted():
-                status = "interrupted"
-                break
-            if clock.expired(started + time_limit):
-                status = "time_limit"
-                break
-    bar.close()
-    states, value = kernel.best.copy(), kernel.incumbent
-    if andor is not None and andor.improved:
-        states, value = andor.assign.copy(), andor.value
-    if not np.isfinite(value):
-        if status == "optimal":
-            raise ZeroEvidenceError("the evidence has probability zero")
-        raise BudgetExceeded(f"no assignment of non-zero probability was found in "
-                             f"{time_limit} s")
-    for v, s in mb.evidence.items():
-        states[v] = s
-    # the shifted tables add up to the model's log-value only up to rounding
-    value = float(model.log_values([states])[0])
-    bound = value if status == "optimal" else max(_proved_bound(kernel, andor), value)
-    history.append((clock.now() - started, value, bound))
-    assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
-    return MPEResult(assignment=assignment, log_value=value, bound=float(bound),
-                     status=status, method=f"AND/OR branch and bound, MBE({i_bound})",
-                     stats={"nodes": kernel.nodes + (andor.nodes if andor else 0),
-                            "and_or_nodes": andor.nodes if andor else 0,
-                            "pseudo_tree_depth": andor.tree.depth if andor else 0,
-                            "seconds": clock.now() - started,
-                            "heuristic_seconds": heuristic_seconds,
-                            "compile_seconds": clock.compile_seconds() - compiled,
-                            "i_bound": int(i_bound), "heuristic_bound": mb.bound,
-                            "history": history, **mb.stats})
+        bar.close()
+        states, value = kernel.best.copy(), kernel.incumbent
+        if andor is not None and andor.improved:
+            states, value = andor.assign.copy(), andor.value
+        if not np.isfinite(value):
+            if status == "optimal":
+                raise ZeroEvidenceError("the evidence has probability zero")
+            raise BudgetExceeded(f"no assignment of non-zero probability was found in "
+                                 f"{time_limit} s")
+        for v, s in evidence.items():
+            states[v] = s
+        value = float(log_value(states))
+        bound = value if status == "optimal" else max(self._bound(andor), value)
+        history.append((clock.now() - started, value, bound))
+        assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
+        return MPEResult(assignment=assignment, log_value=value, bound=float(bound),
+                         status=status, method=f"AND/OR branch and bound, MBE({mb.i_bound})",
+                         stats={"nodes": kernel.nodes + (andor.nodes if andor else 0),
+                                "and_or_nodes": andor.nodes if andor else 0,
+                                "pseudo_tree_depth": andor.tree.depth if andor else 0,
+                                "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound,
+                                "history": history, **mb.stats})
+
+    def _bound(self, andor):
+        """The proved upper bound: the heuristic's at the root, the open branches'."""
+        open_ = self.kernel.bound() if andor is None else min(self.kernel.bound(),
+                                                              andor.bound())
+        return min(open_, self.mb.bound)
 
 
-def _proved_bound(kernel, andor):
-    return kernel.bound() if andor is None else min(kernel.bound(), andor.bound())
+def _proved(bound, incumbent) -> bool:
+    """Whether ``bound`` proves ``incumbent`` optimal, up to the rounding of
+    adding the same logs in another order."""
+    return bool(np.isfinite(incumbent)
+                and bound <= incumbent + TOLERANCE * max(1.0, abs(incumbent)))
 
 
 class _Kernel:
@@ -190,20 +350,28 @@ class _Kernel:
         self.cand_n = np.zeros(m + 1, dtype=np.int64)
         self.cand_next = np.full(m + 1, -1, dtype=np.int64)
         self.f_at = np.full(m + 1, -np.inf)
-        self.f_at[0] = mb.constant
         self.assign = np.zeros(n_vars, dtype=np.int64)
         self.best = np.zeros(n_vars, dtype=np.int64)
         self.state = np.array([0, 0], dtype=np.int64)          # depth, finished
         self.scalars = np.array([-np.inf])                      # incumbent
-        self.nodes = 0
+        self.constant = mb.constant
         around = [[] for _ in range(n_vars)]
         for t in range(mb.originals):
             for v in mb.tables[t][0]:
                 around[v].append(t)
         self.around = flat_lists(around)
         self.originals = mb.originals
-        if m == 0:                                              # all observed
-            self.scalars[0] = mb.constant
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the root with no incumbent (the tables may have changed)."""
+        self.cand_next[:] = -1
+        self.f_at[0] = self.constant
+        self.state[:] = 0
+        self.scalars[0] = -np.inf
+        self.nodes = 0
+        if len(self.seq) == 0:                                  # all observed
+            self.scalars[0] = self.constant
             self.state[1] = 1
 
     @property
@@ -381,13 +549,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     except MemoryBudgetExceeded:
         tree = None
     if tree is not None:
-        started = clock.now()
-        assignment, _ = tree.mpe(evidence)
-        row = [model.states(v).index(assignment[v]) for v in model.variables]
-        log_value = float(model.log_values([row])[0])       # unnormalised, as the search's
-        return MPEResult(assignment=assignment, log_value=log_value, bound=log_value,
-                         status="optimal", method="junction tree",
-                         stats={"seconds": clock.now() - started, "width": tree.width})
+        return _by_tree(tree, model, evidence, lambda row: model.log_values([row])[0])
     order = default_order(model, evidence)       # min-fill once, for sizing and the pass
     i_bound = affordable_i_bound(model, evidence, max_memory_gb / 4, time_limit / 4, order=order)
     return branch_and_bound_mpe(model, evidence, i_bound=i_bound, time_limit=time_limit,
