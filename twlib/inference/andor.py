@@ -105,18 +105,19 @@ def flat_tables(tables):
     >>> float(table_value(0, np.array([1, 0]), tab))
     2.0
     """
-    ptr, var, stride, offset, chunks, total = [0], [], [], [], [], 0
+    ptr, var, stride, offset, total = [0], [], [], [], 0
     for scope, values in tables:
-        values = np.array(values, dtype=float, order="C")   # keeps 0-d tables 0-d
+        shape = np.shape(values)
         var.extend(scope)
-        stride.extend(s // values.itemsize for s in values.strides)
+        stride.extend(math.prod(shape[k + 1:]) for k in range(len(shape)))
         ptr.append(len(var))
         offset.append(total)
-        chunks.append(values.ravel())
-        total += values.size
+        total += math.prod(shape)
+    flat = np.empty(total)
+    for (_, values), start in zip(tables, offset):      # one copy: the messages can be large
+        flat[start:start + np.size(values)] = np.ravel(values)
     return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
-            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64),
-            np.concatenate(chunks) if chunks else np.zeros(0))
+            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
 
 
 @nb.njit(cache=True)
