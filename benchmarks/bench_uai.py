@@ -24,13 +24,15 @@ data folder holds the ones that fit 4 GiB and one that does not).  twlib answers
 by :func:`twlib.inference.most_probable_explanation`: the junction tree when it
 fits, else branch and bound on mini-bucket bounds for ``--seconds``.  With
 ``pytoulbar2`` installed (the ``peers`` extra) toulbar2 solves each instance
-too, in a fresh process with the same ``--seconds``; the headline counts the
+too, in a fresh process with the same ``--seconds`` (after twlib, or with
+``--side-by-side`` at the same time, each solver on one of two cores); the headline counts the
 instances each proves optimal, those toulbar2 proves and twlib does not, the
 instances where twlib's log-value is below toulbar2's, and the median of
 toulbar2's seconds over twlib's on those both prove.
 
     python benchmarks/bench_uai.py [--quick] [--memory-gb 4] [--seconds 120] [--instances ...]
     python benchmarks/bench_uai.py --task MAP [--quick] [--folder uai2014/MAP] [--seconds 60]
+                                   [--side-by-side]
 """
 from __future__ import annotations
 
@@ -98,27 +100,42 @@ def toulbar2_map(path, model, evidence, seconds):
     when it found no assignment.  Evidence is assigned before the solve; the
     seconds run from reading the file to the end of the solve (the process's
     start-up is not counted)."""
-    with tempfile.TemporaryDirectory() as folder:
-        plain = Path(folder) / "model.uai"
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rb") as src, open(plain, "wb") as out:
-            shutil.copyfileobj(src, out)
-        index = {v: k for k, v in enumerate(model.variables)}
-        ev = {index[v]: s for v, s in evidence.items()}
-        context = multiprocessing.get_context("spawn")
-        answer = context.Queue()
-        worker = context.Process(target=_toulbar2, args=(plain, ev, seconds, answer))
-        worker.start()
+    return toulbar2_finish(toulbar2_start(path, model, evidence, seconds))
+
+
+def toulbar2_start(path, model, evidence, seconds):
+    """toulbar2 started on the instance in its own process; :func:`toulbar2_finish`
+    waits for it."""
+    folder = tempfile.TemporaryDirectory()
+    plain = Path(folder.name) / "model.uai"
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as src, open(plain, "wb") as out:
+        shutil.copyfileobj(src, out)
+    index = {v: k for k, v in enumerate(model.variables)}
+    ev = {index[v]: s for v, s in evidence.items()}
+    context = multiprocessing.get_context("spawn")
+    answer = context.Queue()
+    worker = context.Process(target=_toulbar2, args=(plain, ev, seconds, answer))
+    worker.start()
+    return worker, answer, folder, seconds
+
+
+def toulbar2_finish(handle):
+    """What :func:`toulbar2_map` returns, for a solve :func:`toulbar2_start` began."""
+    worker, answer, folder, seconds = handle
+    try:
         worker.join(seconds + 30)
         if worker.is_alive():
             worker.terminate()
             return None
         found = answer.get() if not answer.empty() else None
-        if found is None:
-            return None
-        states, solve_seconds, dual, primal = found
-        proved = solve_seconds < 0.98 * seconds and dual >= primal - 1e-6 * max(1, abs(primal))
-        return np.array(states), solve_seconds, proved
+    finally:
+        folder.cleanup()
+    if found is None:
+        return None
+    states, solve_seconds, dual, primal = found
+    proved = solve_seconds < 0.98 * seconds and dual >= primal - 1e-6 * max(1, abs(primal))
+    return np.array(states), solve_seconds, proved
 
 
 def main_map(args):
@@ -132,6 +149,9 @@ def main_map(args):
           f"{'twlib log-value':>16s} {'reference':>14s} {'toulbar2':>14s} {'tb2 s':>7s}")
     rows = []
     for name, model, evidence, reference, path in map_instances(args):
+        # side by side, each solver has one of the two cores for the same seconds
+        handle = toulbar2_start(path, model, evidence, seconds) if peer and args.side_by_side \
+            else None
         start = time.perf_counter()
         row = {"instance": name, "n": len(model.variables)}
         try:
@@ -145,7 +165,8 @@ def main_map(args):
             row.update(method="refused", status="refused", note=str(exc))
         row["reference"] = float(model.log_values([reference])[0])
         if peer:
-            found = toulbar2_map(path, model, evidence, seconds)
+            found = (toulbar2_finish(handle) if handle is not None
+                     else toulbar2_map(path, model, evidence, seconds))
             if found is not None:
                 states, tb_seconds, proved = found
                 row.update(toulbar2=float(model.log_values([states])[0]),
@@ -185,6 +206,9 @@ def main():
                     help="MAP: a folder of .uai files with .evid and .MAP "
                          "(default: the data folder)")
     ap.add_argument("--csv", default=None, help="write the table to this CSV file")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="MAP: run toulbar2 in its process while twlib solves (half the wall "
+                         "time on two cores; each solver has one)")
     ap.add_argument("--seconds", type=float, default=None,
                     help="time limit per instance (MAP: for twlib and toulbar2, default 60, "
                          "--quick 10; MAR: past the tree, default 120, --quick 10)")
