@@ -128,18 +128,24 @@ def test_a_prepared_search_answers_each_evidence_set_as_brute_force(seed, n_vars
         assert all(model.states(v).index(res.assignment[v]) == s for v, s in ev.items())
 
 
+def possible_evidence(net, tree, sets, size, seed):
+    """``(evidence, log P of its MPE)`` for the sets of ``size`` random observed
+    variables among ``sets`` drawn that the tree finds possible."""
+    rng = np.random.default_rng(seed)
+    for _ in range(sets):
+        chosen = rng.choice(net.variables, size=size, replace=False)
+        evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
+        try:
+            yield evidence, tree.mpe(evidence)[1]
+        except errors.ZeroEvidenceError:
+            continue
+
+
 def test_a_prepared_search_falls_back_to_the_tree_it_has_timed():
     net = datasets.load_network("alarm")
     tree, search = JunctionTree(net), MPESearch(net, i_bound=6)
-    rng = np.random.default_rng(5)
     methods = []
-    for _ in range(4):
-        chosen = rng.choice(net.variables, size=3, replace=False)
-        evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
-        try:
-            _, log_p = tree.mpe(evidence)
-        except errors.ZeroEvidenceError:
-            continue
+    for evidence, log_p in possible_evidence(net, tree, 4, 3, seed=5):
         res = search.mpe(evidence, fallback=tree)
         methods.append(res.method)
         assert res.status == "optimal" and res.log_value == pytest.approx(log_p, rel=1e-10)
@@ -229,14 +235,7 @@ def test_and_or_search_equals_the_junction_tree_on_bnlearn_networks(name):
 def test_branch_and_bound_equals_the_junction_tree_on_bnlearn_networks(name):
     net = datasets.load_network(name)
     tree = JunctionTree(net)
-    rng = np.random.default_rng(3)
-    for _ in range(3):
-        chosen = rng.choice(net.variables, size=4, replace=False)
-        evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
-        try:
-            _, log_p = tree.mpe(evidence)
-        except errors.ZeroEvidenceError:
-            continue
+    for evidence, log_p in possible_evidence(net, tree, 3, 4, seed=3):
         res = branch_and_bound_mpe(net, evidence, i_bound=8, time_limit=60)
         assert res.status == "optimal"
         assert res.log_value == pytest.approx(log_p, rel=1e-10)
