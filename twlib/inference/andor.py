@@ -33,13 +33,13 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum", "TOLERANCE",
+__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum", "slack",
            "sort_best_first", "flat_lists", "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
 # heuristic and the search add the same logs in different orders
-TOLERANCE = 1e-9
+_TOLERANCE = 1e-9
 
 
 class PseudoTree:
@@ -349,8 +349,10 @@ def _start(state, scalars, stack, ints, floats, assign, tab, crossing, child, co
 
 
 @nb.njit(cache=True)
-def _slack(t):
-    return TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
+def slack(t):
+    """How far above ``t`` a value may be and still count as ``t`` (0 when ``t``
+    is infinite)."""
+    return _TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
 
 
 @nb.njit(cache=True)
@@ -394,7 +396,7 @@ def _and_or(state, scalars, stack, ints, floats, assign, tab, cost, crossing, ch
                 - floats[_AND_REST, x]
             if cache_slot[c] >= 0:
                 u = cache[_cache_index(c, assign, context, cache_slot)]
-                if u <= t + _slack(t):
+                if u <= t + slack(t):
                     ret = u
                     exact = False
                     returning = True
@@ -433,7 +435,7 @@ def _and_or(state, scalars, stack, ints, floats, assign, tab, cost, crossing, ch
                 floats[_OR_FAIL, x] = ret
         threshold = max(floats[_OR_T, x], floats[_OR_BEST, x])
         k = ints[_CAND_NEXT, x]
-        if k < ints[_CAND_N, x] and cand_h[x, k] > threshold + _slack(threshold):
+        if k < ints[_CAND_N, x] and cand_h[x, k] > threshold + slack(threshold):
             ints[_CAND_NEXT, x] = k + 1
             assign[x] = cand_val[x, k]
             _open_and(x, threshold, tables_sum(cost, x, assign, tab), floats, ints, assign,

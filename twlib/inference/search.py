@@ -30,8 +30,8 @@ from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import elimination_order
-from .andor import (TOLERANCE, AndOrSearch, flat_lists, flat_tables, sort_best_first,
-                    table_value, tables_sum)
+from .andor import (AndOrSearch, flat_lists, flat_tables, slack, sort_best_first, table_value,
+                    tables_sum)
 from .evidence import evidence_indices, likelihoods
 from .junction_tree import JunctionTree
 from .kernels import flat_factors, log_values
@@ -149,11 +149,9 @@ class MPESearch:
         self._index = {v: k for k, v in enumerate(model.variables)}
         started = clock.now()
         try:
-            mb = mini_buckets(FactorModel(model.variables,
-                                          {v: model.states(v) for v in model.variables},
-                                          list(model.factors) + slots, name=model.name),
-                              i_bound, None, task="max", order=order,
-                              max_memory_gb=max_memory_gb, mplp_seconds=mplp_seconds)
+            mb = mini_buckets(_with_factors(model, slots), i_bound, None, task="max",
+                              order=order, max_memory_gb=max_memory_gb,
+                              mplp_seconds=mplp_seconds)
         except ZeroEvidenceError:
             raise ZeroEvidenceError("every assignment of the model has probability zero"
                                     ) from None
@@ -323,8 +321,7 @@ class _Solver:
 def _proved(bound, incumbent) -> bool:
     """Whether ``bound`` proves ``incumbent`` optimal, up to the rounding of
     adding the same logs in another order."""
-    return bool(np.isfinite(incumbent)
-                and bound <= incumbent + TOLERANCE * max(1.0, abs(incumbent)))
+    return bool(np.isfinite(incumbent) and bound <= incumbent + slack(incumbent))
 
 
 class _Kernel:
@@ -506,7 +503,12 @@ def with_likelihoods(model, soft_evidence) -> FactorModel:
     model = as_factor_model(model)
     if not soft_evidence:
         return model
-    extra = [Factor((v,), w) for v, w in likelihoods(model, soft_evidence).items()]
+    return _with_factors(model, [Factor((v,), w)
+                                 for v, w in likelihoods(model, soft_evidence).items()])
+
+
+def _with_factors(model, extra) -> FactorModel:
+    """Factor model ``model`` with the factors ``extra`` multiplied in."""
     return FactorModel(model.variables, {v: model.states(v) for v in model.variables},
                        list(model.factors) + extra, name=model.name)
 
