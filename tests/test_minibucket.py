@@ -38,6 +38,19 @@ def brute_force(model, evidence):
     return top, log_z
 
 
+def model_with_buckets(seed, n_vars, i_bound, zeros):
+    """A random model, its MBE(``i_bound``) under its random evidence (None when
+    that proves the evidence impossible, which brute force must agree with) and
+    its brute-force log max."""
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    try:
+        return model, mini_buckets(model, i_bound, evidence), top
+    except errors.ZeroEvidenceError:
+        assert top == -np.inf
+        return model, None, top
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 6), i_bound=st.integers(1, 5),
        zeros=st.sampled_from([0.0, 0.3]), matching=st.booleans())
@@ -154,6 +167,29 @@ def test_a_prepared_search_falls_back_to_the_tree_it_has_timed():
         search.mpe({}, fallback=JunctionTree(datasets.load_network("asia")))
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 8), i_bound=st.integers(1, 3),
+       zeros=st.sampled_from([0.0, 0.3]), capacity=st.sampled_from([16, 1 << 12]),
+       backtracks=st.sampled_from([1, 3]))
+def test_hybrid_best_first_search_is_exact_with_parking_and_a_full_store(
+        seed, n_vars, i_bound, zeros, capacity, backtracks):
+    # parking after every backtrack or every third, into a store that fills or not
+    model, mb, top = model_with_buckets(seed, n_vars, i_bound, zeros)
+    if mb is None:
+        return
+    kernel = _Kernel(mb, flat_tables(mb.tables), capacity=capacity,
+                     backtracks_per_dive=backtracks)
+    while not kernel.finished:
+        assert kernel.bound() >= top - 1e-9 * max(1.0, abs(top))
+        kernel.run(2)                   # stops and resumes between and within dives
+    assert kernel.incumbent == pytest.approx(top, abs=1e-9 * max(1.0, abs(top)))
+    if top > -np.inf:
+        found = kernel.best.copy()
+        for v, s in mb.evidence.items():
+            found[v] = s
+        assert model.log_values([found])[0] == pytest.approx(top, rel=1e-9, abs=1e-9)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7))
 def test_conditional_modes_end_where_no_single_move_helps(seed, n_vars):
@@ -189,12 +225,8 @@ def and_or_to_the_end(mb, incumbent, cache_entries):
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 8), i_bound=st.integers(1, 4),
        zeros=st.sampled_from([0.0, 0.3]), cache=st.sampled_from([0, 10**6]))
 def test_and_or_search_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros, cache):
-    model, evidence = random_model(seed, n_vars, zeros)
-    top, _ = brute_force(model, evidence)
-    try:
-        mb = mini_buckets(model, i_bound, evidence)
-    except errors.ZeroEvidenceError:
-        assert top == -np.inf
+    model, mb, top = model_with_buckets(seed, n_vars, i_bound, zeros)
+    if mb is None:
         return
     tree = pseudo_tree(mb.order, [scope for scope, _ in mb.tables], len(mb.arity))
     for scope, _ in mb.tables:          # every scope lies on one root-to-leaf path

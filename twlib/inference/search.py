@@ -1,4 +1,4 @@
-"""Exact MPE past the junction tree: depth-first branch and bound on mini-bucket bounds.
+"""Exact MPE past the junction tree: branch and bound on mini-bucket bounds.
 
 The variables are assigned in reverse elimination order, so when a variable is
 assigned every function in its bucket becomes fully assigned.  The value of a
@@ -11,6 +11,16 @@ AND/OR form).  Children are tried best first, so the first dive is the greedy
 assignment the heuristic prefers, and the search is anytime: at any moment it
 holds an incumbent and a proved upper bound (the largest value of a branch not
 yet closed).
+
+Depth-first search does not revisit a poor choice made near the root until it
+has exhausted everything below it.  So the OR search is *hybrid best-first*
+(Allouche, de Givry, Katsirelos, Schiex & Zytnicki 2015): each dive is
+depth-first, but after a fixed number of backtracks the branches it left open
+are parked as nodes (a value and a link to the parent's prefix), and the next
+dive starts from the open node of largest bound.  The proved bound is then the
+best open node's, which falls as the search goes on rather than only when a
+subtree near the root is closed.  When the node store is full the current dive
+runs to its end, so the search stays complete.
 
 The search runs in a compiled kernel for a budget of nodes at a time; between
 budgets the clock (:mod:`twlib.clock`: compiling does not count) and Ctrl-C are
@@ -49,6 +59,11 @@ _TREE_ENTRIES_PER_SECOND = 1e7
 # of the tree's time or thrashes for far longer than the tree; a quarter of the
 # tree's time catches the first kind and caps the loss on the second at 1.25x
 _SEARCH_SHARE_OF_TREE = 0.25
+# Parked nodes (40 bytes each with the heap; the arrays are touched only as they fill)
+_OPEN_NODES = 1 << 22
+# Backtracks before a dive parks its open branches: enough that a dive mostly ends
+# in a leaf (an incumbent), few enough that the search returns to the best bound often
+_BACKTRACKS_PER_DIVE = 1000
 
 
 @dataclass
@@ -332,9 +347,15 @@ class _Kernel:
     variable in turn moved to its best value given the others, until none
     moves; Besag 1986): the dive's first assignments are greedy, and a better
     incumbent early prunes more of the search.
+
+    Open nodes of the hybrid best-first search are kept in ``node_*`` arrays of
+    ``capacity`` entries (a node is the prefix of ``seq`` through its parent
+    plus its own value) and a max-heap on their bounds; a dive parks its open
+    branches after ``backtracks_per_dive`` backtracks.
     """
 
-    def __init__(self, mb, tab):
+    def __init__(self, mb, tab, *, capacity: int = _OPEN_NODES,
+                 backtracks_per_dive: int = _BACKTRACKS_PER_DIVE):
         seq = np.array(mb.order[::-1], dtype=np.int64)
         n_vars = len(mb.arity)
         self.tab = tab
@@ -349,8 +370,15 @@ class _Kernel:
         self.f_at = np.full(m + 1, -np.inf)
         self.assign = np.zeros(n_vars, dtype=np.int64)
         self.best = np.zeros(n_vars, dtype=np.int64)
-        self.state = np.array([0, 0], dtype=np.int64)          # depth, finished
+        # depth, finished, diving, bottom, dive's node, nodes, heap size, backtracks, limit
+        self.state = np.zeros(9, dtype=np.int64)
         self.scalars = np.array([-np.inf])                      # incumbent
+        self.node_parent = np.empty(capacity, dtype=np.int64)
+        self.node_value = np.empty(capacity, dtype=np.int64)
+        self.node_depth = np.empty(capacity, dtype=np.int64)
+        self.node_f = np.empty(capacity)
+        self.heap = np.empty(capacity, dtype=np.int64)
+        self.backtracks_per_dive = backtracks_per_dive
         self.constant = mb.constant
         around = [[] for _ in range(n_vars)]
         for t in range(mb.originals):
@@ -365,6 +393,11 @@ class _Kernel:
         self.cand_next[:] = -1
         self.f_at[0] = self.constant
         self.state[:] = 0
+        self.state[2] = 1                                       # diving from the root,
+        self.node_parent[0], self.node_value[0], self.node_depth[0] = -1, 0, 0
+        self.node_f[0] = self.constant
+        self.state[5] = 1                                       # node 0
+        self.state[8] = self.backtracks_per_dive
         self.scalars[0] = -np.inf
         self.nodes = 0
         if len(self.seq) == 0:                                  # all observed
@@ -380,10 +413,11 @@ class _Kernel:
         return float(self.scalars[0])
 
     def run(self, budget: int) -> int:
-        done = _search(self.seq, self.arity, self.add_ptr, self.add_ids, self.sub_ptr,
-                       self.sub_ids, self.tab, self.cand_val, self.cand_f, self.cand_n,
-                       self.cand_next, self.f_at, self.assign, self.best, self.state,
-                       self.scalars, budget)
+        done = _hybrid_search(self.seq, self.arity, self.add_ptr, self.add_ids, self.sub_ptr,
+                              self.sub_ids, self.tab, self.cand_val, self.cand_f, self.cand_n,
+                              self.cand_next, self.f_at, self.assign, self.best, self.state,
+                              self.scalars, self.node_parent, self.node_value,
+                              self.node_depth, self.node_f, self.heap, budget)
         self.nodes += done
         return done
 
@@ -400,12 +434,16 @@ class _Kernel:
         """The largest value of a branch not yet closed (or the incumbent)."""
         if self.finished:
             return self.incumbent
-        depth = int(self.state[0])
-        best = max(self.incumbent, float(self.f_at[depth]))
-        for d in range(depth + 1):
-            k = self.cand_next[d]
-            if 0 <= k < self.cand_n[d]:
-                best = max(best, float(self.cand_f[d, k]))
+        best = self.incumbent
+        if self.state[6] > 0:
+            best = max(best, float(self.node_f[self.heap[0]]))
+        if self.state[2]:
+            depth = int(self.state[0])
+            best = max(best, float(self.f_at[depth]))
+            for d in range(int(self.state[3]), depth + 1):
+                k = self.cand_next[d]
+                if 0 <= k < self.cand_n[d]:
+                    best = max(best, float(self.cand_f[d, k]))
         return best
 
 
@@ -445,19 +483,46 @@ def _tables_total(assign, count, tab):
 
 
 @nb.njit(cache=True)
-def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f, cand_n,
-            cand_next, f_at, assign, best, state, scalars, budget):
-    """Depth-first branch and bound from the saved state for ``budget`` expansions;
-    returns how many it made and leaves ``state[1] = 1`` when the tree is closed."""
+def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f,
+                   cand_n, cand_next, f_at, assign, best, state, scalars, node_parent,
+                   node_value, node_depth, node_f, heap, budget):
+    """Hybrid best-first search from the saved state for ``budget`` expansions;
+    returns how many it made and leaves ``state[1] = 1`` when nothing is open."""
     m = seq.shape[0]
-    d = state[0]
+    d, diving, bottom, root = state[0], state[2] == 1, state[3], state[4]
+    nodes, heap_n, backtracks, limit = state[5], state[6], state[7], state[8]
+    capacity = node_f.shape[0]
+    top = cand_val.shape[1]
     done = 0
     while done < budget:
+        if not diving:                                # dive from the best open node
+            if heap_n == 0 or not node_f[heap[0]] > scalars[0]:
+                state[1] = 1
+                heap_n = 0
+                break
+            root = heap[0]
+            heap_n -= 1
+            heap[0] = heap[heap_n]
+            _sift_down(heap, heap_n, node_f)
+            d = node_depth[root]
+            j = root
+            while node_depth[j] > 0:
+                assign[seq[node_depth[j] - 1]] = node_value[j]
+                j = node_parent[j]
+            f_at[d] = node_f[root]
+            bottom = d
+            backtracks = 0
+            diving = True
+            if d < m:
+                cand_next[d] = -1
+            continue
         if d == m:                                   # a complete assignment
             if f_at[m] > scalars[0]:
                 scalars[0] = f_at[m]
                 best[:] = assign
             d -= 1
+            if d < bottom:
+                diving = False
             continue
         if cand_next[d] == -1:                       # expand: score each value of seq[d]
             x = seq[d]
@@ -482,10 +547,34 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_
         if k >= cand_n[d]:
             cand_next[d] = -1
             d -= 1
-            if d < 0:
-                state[1] = 1
-                state[0] = 0
-                return done
+            if d < bottom:
+                diving = False
+                continue
+            backtracks += 1
+            if backtracks >= limit and nodes + (d - bottom + 1) * (top + 1) <= capacity:
+                # park what this dive left open as nodes, the path's prefixes as
+                # their parents, and dive next from the best open node
+                parent = root
+                for j in range(bottom, d + 1):
+                    for q in range(cand_next[j], cand_n[j]):
+                        if cand_f[j, q] > scalars[0]:
+                            node_parent[nodes] = parent
+                            node_value[nodes] = cand_val[j, q]
+                            node_depth[nodes] = j + 1
+                            node_f[nodes] = cand_f[j, q]
+                            heap[heap_n] = nodes
+                            _sift_up(heap, heap_n, node_f)
+                            heap_n += 1
+                            nodes += 1
+                    if j < d:
+                        node_parent[nodes] = parent
+                        node_value[nodes] = assign[seq[j]]
+                        node_depth[nodes] = j + 1
+                        node_f[nodes] = f_at[j + 1]
+                        parent = nodes
+                        nodes += 1
+                    cand_next[j] = -1
+                diving = False
             continue
         assign[seq[d]] = cand_val[d, k]
         cand_next[d] = k + 1
@@ -493,8 +582,42 @@ def _search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_
         d += 1
         if d < m:
             cand_next[d] = -1
-    state[0] = d
+    state[0], state[2], state[3], state[4] = d, 1 if diving else 0, bottom, root
+    state[5], state[6], state[7] = nodes, heap_n, backtracks
     return done
+
+
+@nb.njit(cache=True)
+def _sift_up(heap, k, key):
+    """Restore the max-heap ``heap`` (ordered by ``key``) after adding entry ``k``."""
+    item = heap[k]
+    while k > 0:
+        up = (k - 1) // 2
+        if key[heap[up]] >= key[item]:
+            break
+        heap[k] = heap[up]
+        k = up
+    heap[k] = item
+
+
+@nb.njit(cache=True)
+def _sift_down(heap, n, key):
+    """Restore the max-heap ``heap[:n]`` after replacing its first entry."""
+    if n == 0:
+        return
+    item = heap[0]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and key[heap[c + 1]] > key[heap[c]]:
+            c += 1
+        if key[heap[c]] <= key[item]:
+            break
+        heap[k] = heap[c]
+        k = c
+    heap[k] = item
 
 
 def with_likelihoods(model, soft_evidence) -> FactorModel:
