@@ -95,7 +95,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                          time_limit: float = 60.0, order=None, max_memory_gb: float = 4.0,
                          mplp_seconds: float | None = None,
                          progress: bool = False) -> MPEResult:
-    """The MPE by depth-first branch and bound guided by MBE(``i_bound``).
+    """The MPE by branch and bound guided by MBE(``i_bound``) (hybrid best-first).
 
     The tables are first reparameterised by MPLP for at most ``mplp_seconds``
     (default a tenth of ``time_limit``; 0 turns it off), which tightens the
