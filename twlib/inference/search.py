@@ -40,6 +40,7 @@ from .. import clock
 from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import elimination_order
+from ..heaps import heap_pop, heap_push
 from .andor import (AndOrSearch, flat_lists, flat_tables, slack, sort_best_first, table_value,
                     tables_sum)
 from .evidence import evidence_indices, likelihoods
@@ -59,7 +60,7 @@ _TREE_ENTRIES_PER_SECOND = 1e7
 # of the tree's time or thrashes for far longer than the tree; a quarter of the
 # tree's time catches the first kind and caps the loss on the second at 1.25x
 _SEARCH_SHARE_OF_TREE = 0.25
-# Parked nodes (40 bytes each with the heap; the arrays are touched only as they fill)
+# Parked nodes (48 bytes each with the heap; the arrays are touched only as they fill)
 _OPEN_NODES = 1 << 22
 # Backtracks before a dive parks its open branches: enough that a dive mostly ends
 # in a leaf (an incumbent), few enough that the search returns to the best bound often
@@ -350,8 +351,9 @@ class _Kernel:
 
     Open nodes of the hybrid best-first search are kept in ``node_*`` arrays of
     ``capacity`` entries (a node is the prefix of ``seq`` through its parent
-    plus its own value) and a max-heap on their bounds; a dive parks its open
-    branches after ``backtracks_per_dive`` backtracks.
+    plus its own value) and a heap (:mod:`twlib.heaps`) on their negated bounds,
+    deeper first on ties; a dive parks its open branches after
+    ``backtracks_per_dive`` backtracks.
     """
 
     def __init__(self, mb, tab, *, capacity: int = _OPEN_NODES,
@@ -376,8 +378,8 @@ class _Kernel:
         self.node_parent = np.empty(capacity, dtype=np.int64)
         self.node_value = np.empty(capacity, dtype=np.int64)
         self.node_depth = np.empty(capacity, dtype=np.int64)
-        self.node_f = np.empty(capacity)
-        self.heap = np.empty(capacity, dtype=np.int64)
+        self.heap = (np.empty(capacity), np.empty(capacity, dtype=np.int64),
+                     np.empty(capacity, dtype=np.int64))
         self.backtracks_per_dive = backtracks_per_dive
         self.constant = mb.constant
         around = [[] for _ in range(n_vars)]
@@ -395,8 +397,7 @@ class _Kernel:
         self.state[:] = 0
         self.state[2] = 1                                       # diving from the root,
         self.node_parent[0], self.node_value[0], self.node_depth[0] = -1, 0, 0
-        self.node_f[0] = self.constant
-        self.state[5] = 1                                       # node 0
+        self.state[5] = 1                                       # which is node 0
         self.state[8] = self.backtracks_per_dive
         self.scalars[0] = -np.inf
         self.nodes = 0
@@ -417,7 +418,7 @@ class _Kernel:
                               self.sub_ids, self.tab, self.cand_val, self.cand_f, self.cand_n,
                               self.cand_next, self.f_at, self.assign, self.best, self.state,
                               self.scalars, self.node_parent, self.node_value,
-                              self.node_depth, self.node_f, self.heap, budget)
+                              self.node_depth, *self.heap, budget)
         self.nodes += done
         return done
 
@@ -436,7 +437,7 @@ class _Kernel:
             return self.incumbent
         best = self.incumbent
         if self.state[6] > 0:
-            best = max(best, float(self.node_f[self.heap[0]]))
+            best = max(best, -float(self.heap[0][0]))
         if self.state[2]:
             depth = int(self.state[0])
             best = max(best, float(self.f_at[depth]))
@@ -485,31 +486,28 @@ def _tables_total(assign, count, tab):
 @nb.njit(cache=True)
 def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f,
                    cand_n, cand_next, f_at, assign, best, state, scalars, node_parent,
-                   node_value, node_depth, node_f, heap, budget):
+                   node_value, node_depth, heap_f, heap_d, heap_node, budget):
     """Hybrid best-first search from the saved state for ``budget`` expansions;
     returns how many it made and leaves ``state[1] = 1`` when nothing is open."""
     m = seq.shape[0]
     d, diving, bottom, root = state[0], state[2] == 1, state[3], state[4]
     nodes, heap_n, backtracks, limit = state[5], state[6], state[7], state[8]
-    capacity = node_f.shape[0]
+    capacity = node_depth.shape[0]
     top = cand_val.shape[1]
     done = 0
     while done < budget:
         if not diving:                                # dive from the best open node
-            if heap_n == 0 or not node_f[heap[0]] > scalars[0]:
+            if heap_n == 0 or not -heap_f[0] > scalars[0]:
                 state[1] = 1
                 heap_n = 0
                 break
-            root = heap[0]
-            heap_n -= 1
-            heap[0] = heap[heap_n]
-            _sift_down(heap, heap_n, node_f)
+            minus_f, root, heap_n = heap_pop(heap_f, heap_d, heap_node, heap_n)
             d = node_depth[root]
             j = root
             while node_depth[j] > 0:
                 assign[seq[node_depth[j] - 1]] = node_value[j]
                 j = node_parent[j]
-            f_at[d] = node_f[root]
+            f_at[d] = -minus_f
             bottom = d
             backtracks = 0
             diving = True
@@ -558,19 +556,14 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 for j in range(bottom, d + 1):
                     for q in range(cand_next[j], cand_n[j]):
                         if cand_f[j, q] > scalars[0]:
-                            node_parent[nodes] = parent
-                            node_value[nodes] = cand_val[j, q]
-                            node_depth[nodes] = j + 1
-                            node_f[nodes] = cand_f[j, q]
-                            heap[heap_n] = nodes
-                            _sift_up(heap, heap_n, node_f)
-                            heap_n += 1
+                            _new_node(nodes, parent, cand_val[j, q], j + 1, node_parent,
+                                      node_value, node_depth)
+                            heap_n = heap_push(heap_f, heap_d, heap_node, heap_n,
+                                               -cand_f[j, q], j + 1, nodes)
                             nodes += 1
                     if j < d:
-                        node_parent[nodes] = parent
-                        node_value[nodes] = assign[seq[j]]
-                        node_depth[nodes] = j + 1
-                        node_f[nodes] = f_at[j + 1]
+                        _new_node(nodes, parent, assign[seq[j]], j + 1, node_parent,
+                                  node_value, node_depth)
                         parent = nodes
                         nodes += 1
                     cand_next[j] = -1
@@ -588,36 +581,11 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
 
 
 @nb.njit(cache=True)
-def _sift_up(heap, k, key):
-    """Restore the max-heap ``heap`` (ordered by ``key``) after adding entry ``k``."""
-    item = heap[k]
-    while k > 0:
-        up = (k - 1) // 2
-        if key[heap[up]] >= key[item]:
-            break
-        heap[k] = heap[up]
-        k = up
-    heap[k] = item
-
-
-@nb.njit(cache=True)
-def _sift_down(heap, n, key):
-    """Restore the max-heap ``heap[:n]`` after replacing its first entry."""
-    if n == 0:
-        return
-    item = heap[0]
-    k = 0
-    while True:
-        c = 2 * k + 1
-        if c >= n:
-            break
-        if c + 1 < n and key[heap[c + 1]] > key[heap[c]]:
-            c += 1
-        if key[heap[c]] <= key[item]:
-            break
-        heap[k] = heap[c]
-        k = c
-    heap[k] = item
+def _new_node(k, parent, value, depth, node_parent, node_value, node_depth):
+    """Open-node entry ``k``: ``value`` of the variable at ``depth`` below ``parent``."""
+    node_parent[k] = parent
+    node_value[k] = value
+    node_depth[k] = depth
 
 
 def with_likelihoods(model, soft_evidence) -> FactorModel:

@@ -31,6 +31,7 @@ import pandas as pd
 from ..bitsets import popcount
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError, WrongType
+from ..heaps import heap_pop, heap_push
 from ..scores import ParentSetScores
 from .result import LearnResult, fit_to_scores
 
@@ -352,51 +353,6 @@ def _find(table, node_mask, mask):
 
 
 @nb.njit(cache=True)
-def _heap_less(f1, d1, f2, d2):
-    # ties on f go to the deeper node: it is closer to a goal
-    return f1 < f2 or (f1 == f2 and d1 > d2)
-
-
-@nb.njit(cache=True)
-def _heap_push(heap_f, heap_d, heap_node, size, f, d, node):
-    i = size
-    heap_f[i] = f
-    heap_d[i] = d
-    heap_node[i] = node
-    while i > 0:
-        p = (i - 1) // 2
-        if _heap_less(heap_f[i], heap_d[i], heap_f[p], heap_d[p]):
-            heap_f[i], heap_f[p] = heap_f[p], heap_f[i]
-            heap_d[i], heap_d[p] = heap_d[p], heap_d[i]
-            heap_node[i], heap_node[p] = heap_node[p], heap_node[i]
-            i = p
-        else:
-            break
-    return size + 1
-
-
-@nb.njit(cache=True)
-def _heap_pop(heap_f, heap_d, heap_node, size):
-    f, node = heap_f[0], heap_node[0]
-    size -= 1
-    heap_f[0], heap_d[0], heap_node[0] = heap_f[size], heap_d[size], heap_node[size]
-    i = 0
-    while True:
-        left, right, m = 2 * i + 1, 2 * i + 2, i
-        if left < size and _heap_less(heap_f[left], heap_d[left], heap_f[m], heap_d[m]):
-            m = left
-        if right < size and _heap_less(heap_f[right], heap_d[right], heap_f[m], heap_d[m]):
-            m = right
-        if m == i:
-            break
-        heap_f[i], heap_f[m] = heap_f[m], heap_f[i]
-        heap_d[i], heap_d[m] = heap_d[m], heap_d[i]
-        heap_node[i], heap_node[m] = heap_node[m], heap_node[i]
-        i = m
-    return f, node, size
-
-
-@nb.njit(cache=True)
 def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, group_starts,
                   group_sizes, max_nodes, trace):
     everything = (~_ZERO) >> np.uint64(64 - n)
@@ -426,7 +382,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
     node_leaf[0] = -1
     table[_find(table, node_mask, _ZERO)] = 1
     n_nodes = 1
-    heap_size = _heap_push(heap_f, heap_d, heap_node, 0, node_h[0], 0, 0)
+    heap_size = heap_push(heap_f, heap_d, heap_node, 0, node_h[0], 0, 0)
     expanded = 0
     edges = 0
     max_open = 1
@@ -434,7 +390,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
     last_f = node_h[0]
     status = 0                      # 0 optimal, 1 node limit
     while heap_size > 0:
-        f, u, heap_size = _heap_pop(heap_f, heap_d, heap_node, heap_size)
+        f, u, heap_size = heap_pop(heap_f, heap_d, heap_node, heap_size)
         if node_closed[u] or f > node_g[u] + node_h[u] + 1e-9 * (1.0 + abs(f)):
             continue                # a stale heap entry
         last_f = f
@@ -450,7 +406,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
         expanded += 1
         if n_nodes + n > max_nodes:
             status = 1
-            heap_size = _heap_push(heap_f, heap_d, heap_node, heap_size, f, 0, u)
+            heap_size = heap_push(heap_f, heap_d, heap_node, heap_size, f, 0, u)
             node_closed[u] = False
             break
         umask = node_mask[u]
@@ -501,7 +457,7 @@ def _astar_kernel(n, masks, costs, offsets, kind, best_cost, pd, pd_offsets, gro
                 heap_f = np.concatenate((heap_f, np.empty(heap_cap // 2)))
                 heap_d = np.concatenate((heap_d, np.empty(heap_cap // 2, dtype=np.int8)))
                 heap_node = np.concatenate((heap_node, np.empty(heap_cap // 2, dtype=np.int32)))
-            heap_size = _heap_push(heap_f, heap_d, heap_node, heap_size,
+            heap_size = heap_push(heap_f, heap_d, heap_node, heap_size,
                                    g + node_h[idx], depth, idx)
             if heap_size > max_open:
                 max_open = heap_size
