@@ -33,8 +33,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum", "slack",
-           "sort_best_first", "flat_lists", "AndOrSearch"]
+__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum",
+           "tables_total", "slack", "sort_best_first", "flat_lists", "AndOrSearch"]
 
 _OR, _AND = 0, 1
 # Two values closer than this (relative) are not told apart when pruning: the
@@ -346,6 +346,15 @@ def _start(state, scalars, stack, ints, floats, assign, tab, crossing, child, co
     stack[1, 0] = _AND
     state[0] = 0
     scalars[1] = 0
+
+
+@nb.njit(cache=True)
+def tables_total(assign, count, tab):
+    """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
+    total = 0.0
+    for t in range(count):
+        total += table_value(t, assign, tab)
+    return total
 
 
 @nb.njit(cache=True)

@@ -35,9 +35,13 @@ import numpy as np
 from .. import clock
 from .andor import flat_tables
 
-__all__ = ["mplp"]
+__all__ = ["mplp", "conditioned_bound", "rounded_assignment", "branching_variable",
+           "star_incidence"]
 
 _SWEEPS_PER_CALL = 20
+# Rounding clamps this fraction of the free variables at a time: a quarter at once
+# clamps ties against each other into zeros on Promedas
+_ROUNDING_SHARE = 32
 
 
 def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
@@ -61,23 +65,16 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
     """
     ptr, var, stride, offset, values = flat_tables(tables)
     arity = np.asarray(arity, dtype=np.int64)
-    around = [[] for _ in range(len(arity))]
-    for t, (scope, _) in enumerate(tables):
-        for j, v in enumerate(scope):
-            around[v].append((t, ptr[t] + j))
-    inc_ptr = np.cumsum([0] + [len(a) for a in around]).astype(np.int64)
-    inc_table = np.array([t for a in around for t, _ in a], dtype=np.int64)
-    inc_slot = np.array([j for a in around for _, j in a], dtype=np.int64)
+    inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), len(tables))
     size = np.array([int(np.size(v)) for _, v in tables], dtype=np.int64)
-    bounds = [_bound(ptr, offset, size, values)]
+    bounds = [_bound(len(tables), offset, size, values)]
     deadline = clock.now() + seconds
     sweeps = 0
     while sweeps < max_sweeps:
         step = min(_SWEEPS_PER_CALL, max_sweeps - sweeps)
-        _star_sweeps(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table,
-                     inc_slot, step)
+        _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, step)
         sweeps += step
-        bounds.append(_bound(ptr, offset, size, values))
+        bounds.append(_bound(len(tables), offset, size, values))
         if not bounds[-2] - bounds[-1] > tolerance * max(1.0, abs(bounds[-1])):
             break
         if clock.expired(deadline):
@@ -87,10 +84,31 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
     return shifted, np.array(bounds)
 
 
+def star_incidence(ptr, var, n_vars: int, count: int):
+    """For each variable, the flat tables among the first ``count`` that hold it
+    and the slot of it in each (an index into ``var`` and the strides), as
+    ``(inc_ptr, inc_table, inc_slot)``: variable ``x``'s are at
+    ``inc_ptr[x]:inc_ptr[x + 1]``.
+
+    >>> tab = flat_tables([((0, 1), np.zeros((2, 2))), ((1,), np.zeros(2))])
+    >>> [a.tolist() for a in star_incidence(tab[0], tab[1], 2, 2)]
+    [[0, 1, 3], [0, 0, 1], [0, 1, 2]]
+    """
+    around = [[] for _ in range(n_vars)]
+    for t in range(count):
+        for j in range(ptr[t], ptr[t + 1]):
+            around[var[j]].append((t, j))
+    inc_ptr = np.cumsum([0] + [len(a) for a in around]).astype(np.int64)
+    inc_table = np.array([t for a in around for t, _ in a], dtype=np.int64)
+    inc_slot = np.array([j for a in around for _, j in a], dtype=np.int64)
+    return inc_ptr, inc_table, inc_slot
+
+
 @nb.njit(cache=True)
-def _bound(ptr, offset, size, values):
+def _bound(count, offset, size, values):
+    """The sum over the first ``count`` flat tables of their maxima."""
     total = 0.0
-    for t in range(ptr.shape[0] - 1):
+    for t in range(count):
         best = -np.inf
         for e in range(offset[t], offset[t] + size[t]):
             if values[e] > best:
@@ -100,57 +118,192 @@ def _bound(ptr, offset, size, values):
 
 
 @nb.njit(cache=True)
-def _star_sweeps(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
-                 sweeps):
-    """``sweeps`` rounds of star updates over every variable in turn, in place."""
-    n = arity.shape[0]
+def _scratch(arity, inc_ptr):
+    """Work arrays for :func:`_star_update`: max-marginals per table and their sum."""
     top, most = 1, 1
-    for x in range(n):
+    for x in range(arity.shape[0]):
         top = max(top, arity[x])
         most = max(most, inc_ptr[x + 1] - inc_ptr[x])
-    m = np.empty((most, top))
-    total = np.empty(top)
+    return np.empty((most, top)), np.empty(top)
+
+
+@nb.njit(cache=True)
+def _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, sweeps):
+    """``sweeps`` rounds of star updates over every variable in turn, in place."""
+    m, total = _scratch(arity, inc_ptr)
     for _ in range(sweeps):
-        for x in range(n):
-            deg = inc_ptr[x + 1] - inc_ptr[x]
-            if deg < 2:
-                continue
-            ax = arity[x]
-            total[:ax] = 0.0
-            for k in range(deg):
-                t = inc_table[inc_ptr[x] + k]
-                step = stride[inc_slot[inc_ptr[x] + k]]
-                m[k, :ax] = -np.inf
-                # the entries where x = a: runs of `step` entries, every ax * step
-                for start in range(offset[t], offset[t] + size[t], ax * step):
-                    e = start
-                    for a in range(ax):
-                        top_a = m[k, a]
-                        for _ in range(step):
-                            if values[e] > top_a:
-                                top_a = values[e]
-                            e += 1
-                        m[k, a] = top_a
-                for a in range(ax):
-                    total[a] += m[k, a]
-            feasible = False
+        for x in range(arity.shape[0]):
+            _star_update(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
+                         m, total)
+
+
+@nb.njit(cache=True)
+def conditioned_bound(fixed, assign, count, stride, offset, size, values, work, arity, inc_ptr,
+                      inc_table, inc_slot, sweeps, target):
+    """The MPLP bound of the first ``count`` flat tables with every variable
+    ``x`` where ``fixed[x]`` clamped to ``assign[x]``: an upper bound on the best
+    completion of that partial assignment.
+
+    The tables' ``values`` are copied into ``work`` (warm start: the tables are
+    already shifted at the root), the other values of a clamped variable are set
+    to ``-inf`` there, and up to ``sweeps`` sweeps of star updates run over the
+    free variables.  They stop early once the bound is at most ``target`` (the
+    branch is refuted) or a sweep lowers it by less than a millionth.
+    """
+    end = offset[count - 1] + size[count - 1] if count else 0
+    work[:end] = values[:end]
+    for x in range(arity.shape[0]):
+        if fixed[x]:
+            _clamp(x, assign[x], stride, offset, size, work, arity, inc_ptr, inc_table, inc_slot)
+    m, total = _scratch(arity, inc_ptr)
+    bound = _bound(count, offset, size, work)
+    for _ in range(sweeps):
+        if bound <= target:
+            break
+        for x in range(arity.shape[0]):
+            if not fixed[x]:
+                _star_update(x, stride, offset, size, work, arity, inc_ptr, inc_table,
+                             inc_slot, m, total)
+        after = _bound(count, offset, size, work)
+        if not bound - after > 1e-6 * max(1.0, abs(after)):
+            bound = min(bound, after)
+            break
+        bound = after
+    return bound
+
+
+@nb.njit(cache=True)
+def rounded_assignment(fixed, assign, count, stride, offset, size, work, arity, inc_ptr,
+                       inc_table, inc_slot, sweeps):
+    """Complete ``assign`` (given where ``fixed``) by rounding the LP: the tables
+    ``work`` as :func:`conditioned_bound` leaves them (and changes them further).
+
+    In rounds, each free variable's value of largest belief (the sum of its
+    tables' max-marginals) is found; the 1/32 of the free variables whose best
+    value leads their second by most are clamped to it, and ``sweeps`` sweeps
+    of star updates pass what that implies to the rest (a zero among them, so
+    the next rounds avoid it).  ``fixed`` is
+    left as it was.
+    """
+    n = arity.shape[0]
+    m, total = _scratch(arity, inc_ptr)
+    free = np.array([x for x in range(n) if not fixed[x]], dtype=np.int64)
+    margin = np.empty(free.shape[0])
+    clamped = fixed.copy()
+    while free.shape[0] > 0:
+        for j in range(free.shape[0]):
+            x = free[j]
+            _max_marginals(x, stride, offset, size, work, arity, inc_ptr, inc_table, inc_slot,
+                           m, total)
+            first, second, best = -np.inf, -np.inf, 0
+            for a in range(arity[x]):
+                if total[a] > first:
+                    first, second, best = total[a], first, a
+                elif total[a] > second:
+                    second = total[a]
+            assign[x] = best
+            margin[j] = first - second if first > -np.inf else 0.0
+        take = np.argsort(-margin[:free.shape[0]])[:max(1, free.shape[0] // _ROUNDING_SHARE)]
+        for j in take:
+            x = free[j]
+            clamped[x] = True
+            _clamp(x, assign[x], stride, offset, size, work, arity, inc_ptr, inc_table, inc_slot)
+        free = np.array([x for x in free if not clamped[x]], dtype=np.int64)
+        for _ in range(sweeps):
+            for x in free:
+                _star_update(x, stride, offset, size, work, arity, inc_ptr, inc_table,
+                             inc_slot, m, total)
+
+
+@nb.njit(cache=True)
+def _clamp(x, keep, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot):
+    """Set every entry of the tables around ``x`` where ``x != keep`` to ``-inf``."""
+    ax = arity[x]
+    for k in range(inc_ptr[x], inc_ptr[x + 1]):
+        t, step = inc_table[k], stride[inc_slot[k]]
+        for start in range(offset[t], offset[t] + size[t], ax * step):
             for a in range(ax):
-                if total[a] > -np.inf:
-                    feasible = True
-            if not feasible:               # the evidence is impossible: nothing to shift
-                continue
-            for k in range(deg):
-                t = inc_table[inc_ptr[x] + k]
-                step = stride[inc_slot[inc_ptr[x] + k]]
-                for start in range(offset[t], offset[t] + size[t], ax * step):
-                    e = start
-                    for a in range(ax):
-                        if total[a] == -np.inf:
-                            for _ in range(step):
-                                values[e] = -np.inf
-                                e += 1
-                        else:
-                            shift = total[a] / deg - m[k, a]
-                            for _ in range(step):
-                                values[e] += shift
-                                e += 1
+                if a != keep:
+                    values[start + a * step:start + (a + 1) * step] = -np.inf
+
+
+@nb.njit(cache=True)
+def _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
+                   total):
+    """Each table's max-marginal over ``x`` into ``m[k]``, their sum into ``total``."""
+    ax = arity[x]
+    total[:ax] = 0.0
+    for k in range(inc_ptr[x + 1] - inc_ptr[x]):
+        t = inc_table[inc_ptr[x] + k]
+        step = stride[inc_slot[inc_ptr[x] + k]]
+        m[k, :ax] = -np.inf
+        # the entries where x = a: runs of `step` entries, every ax * step
+        for start in range(offset[t], offset[t] + size[t], ax * step):
+            e = start
+            for a in range(ax):
+                top_a = m[k, a]
+                for _ in range(step):
+                    if values[e] > top_a:
+                        top_a = values[e]
+                    e += 1
+                m[k, a] = top_a
+        for a in range(ax):
+            total[a] += m[k, a]
+
+
+@nb.njit(cache=True)
+def _star_update(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
+                 total):
+    """The star update of variable ``x``, in place (``m``, ``total``: scratch)."""
+    deg = inc_ptr[x + 1] - inc_ptr[x]
+    if deg < 2:
+        return
+    ax = arity[x]
+    _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
+                   total)
+    feasible = False
+    for a in range(ax):
+        if total[a] > -np.inf:
+            feasible = True
+    if not feasible:               # the evidence is impossible: nothing to shift
+        return
+    for k in range(deg):
+        t = inc_table[inc_ptr[x] + k]
+        step = stride[inc_slot[inc_ptr[x] + k]]
+        for start in range(offset[t], offset[t] + size[t], ax * step):
+            e = start
+            for a in range(ax):
+                if total[a] == -np.inf:
+                    for _ in range(step):
+                        values[e] = -np.inf
+                        e += 1
+                else:
+                    shift = total[a] / deg - m[k, a]
+                    for _ in range(step):
+                        values[e] += shift
+                        e += 1
+
+
+@nb.njit(cache=True)
+def branching_variable(fixed, stride, offset, size, values, arity, inc_ptr, inc_table,
+                       inc_slot):
+    """The free variable the LP is least sure of: the one whose two best beliefs
+    (sums of max-marginals over its tables, ``values`` as :func:`conditioned_bound`
+    leaves them) are closest; -1 when every free variable in a table has one
+    value left."""
+    m, total = _scratch(arity, inc_ptr)
+    chosen, closest = -1, np.inf
+    for x in range(arity.shape[0]):
+        if fixed[x] or inc_ptr[x + 1] == inc_ptr[x]:
+            continue
+        _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
+                       total)
+        first, second = -np.inf, -np.inf
+        for a in range(arity[x]):
+            if total[a] > first:
+                first, second = total[a], first
+            elif total[a] > second:
+                second = total[a]
+        if second > -np.inf and first - second < closest:
+            chosen, closest = x, first - second
+    return chosen

@@ -42,9 +42,11 @@ from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import elimination_order
 from ..heaps import heap_pop, heap_push
 from .andor import (AndOrSearch, flat_lists, flat_tables, slack, sort_best_first, table_value,
-                    tables_sum)
+                    tables_sum, tables_total)
+from .cost_shifting import conditioned_bound, rounded_assignment
 from .evidence import evidence_indices, likelihoods
 from .junction_tree import JunctionTree
+from .lp_search import LPSearch, lp_arrays
 from .kernels import flat_factors, log_values
 from .minibucket import affordable_i_bound, default_order, mini_buckets
 
@@ -60,11 +62,20 @@ _TREE_ENTRIES_PER_SECOND = 1e7
 # of the tree's time or thrashes for far longer than the tree; a quarter of the
 # tree's time catches the first kind and caps the loss on the second at 1.25x
 _SEARCH_SHARE_OF_TREE = 0.25
-# Parked nodes (48 bytes each with the heap; the arrays are touched only as they fill)
+# Parked nodes (57 bytes each with the heap; the arrays are touched only as they fill)
 _OPEN_NODES = 1 << 22
 # Backtracks before a dive parks its open branches: enough that a dive mostly ends
 # in a leaf (an incumbent), few enough that the search returns to the best bound often
 _BACKTRACKS_PER_DIVE = 1000
+# MPLP sweeps on the conditioned tables before a dive from an open node; they
+# mostly stop early, once the node is refuted or the bound stops falling
+_LP_SWEEPS = 200
+# The LP search's share of the time when the root LP bound exceeds the mini-buckets'
+# by more than the gap left to close (grids: by 20 %; Promedas: by 1e-4)
+_LP_SHARE_LOOSE = 0.05
+# Where those tests keep failing (a loose LP, as on grids), at most one node in
+# 2^16 is tested
+_MOST_SKIPPED_DOUBLINGS = 16
 
 
 @dataclass
@@ -243,15 +254,18 @@ def _by_tree(tree, model, evidence, log_value) -> MPEResult:
 
 
 class _Solver:
-    """The OR dive and the AND/OR search over mini-buckets ``mb``, taking turns
-    until one proves its incumbent; both are kept, and reset, between runs."""
+    """The OR dive, the AND/OR search and the LP search over mini-buckets ``mb``,
+    taking turns until one proves the incumbent they share; all are kept, and
+    reset, between runs."""
 
     def __init__(self, mb, max_memory_gb):
         self.mb = mb
-        self.tab = flat_tables(mb.tables)              # shared by both searches
+        self.tab = flat_tables(mb.tables)              # shared by the searches
         self.kernel = _Kernel(mb, self.tab)
-        self.andor = None                  # built on its first turn: the dive may end first
+        # built on their first turn: the dive may end first
+        self.andor = self.lp = None
         self.max_memory_gb = max_memory_gb
+        self.lp_excess = mb.stats["mplp_bounds"][-1] - mb.constant
 
     def solve(self, model, evidence, log_value, *, started, time_limit,
               progress) -> MPEResult:
@@ -261,32 +275,40 @@ class _Solver:
         from the model (the shifted tables add up to it only up to rounding)."""
         mb, kernel = self.mb, self.kernel
         kernel.reset()
-        andor = None                        # this run's AND/OR search, once it has had a turn
+        andor = lp = None                   # this run's, once they have had a turn
         history = []
         bar = tqdm(desc=f"AND/OR branch and bound, MBE({mb.i_bound})", unit="node",
                    disable=not progress)
+
+        def record(before):
+            """After a turn of the dive or the LP search: a better incumbent is
+            polished, given to the AND/OR search and written down."""
+            if not kernel.incumbent > before:
+                return
+            kernel.polish()
+            if andor is not None:
+                andor.restart(kernel.incumbent)
+            history.append((clock.now() - started, kernel.incumbent, self._bound(andor, lp)))
+            bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
+                             "bound": f"{history[-1][2]:.4f}"}, refresh=False)
+
+        kernel.round_root()
+        record(-np.inf)
         status = "optimal"
-        spent = [0.0, 0.0]                  # seconds of the OR dive and of the AND/OR search
+        # seconds of the OR dive, the AND/OR search and the LP search: they take turns
+        # by time, not nodes, since their nodes cost very different amounts
+        spent = [0.0, 0.0, 0.0]
         with clock.interruptible():
             while not kernel.finished:
-                # the two take turns by time, not nodes: an AND/OR node costs several OR nodes
                 turn = clock.now()
-                if spent[0] <= spent[1]:
-                    before = kernel.incumbent
+                share = [1.0, 1.0, 1.0]
+                if self.lp_excess > self._bound(andor, lp) - kernel.incumbent:
+                    share[2] = _LP_SHARE_LOOSE
+                engine = min(range(3), key=lambda e: spent[e] / share[e])
+                before = kernel.incumbent
+                if engine == 0:
                     bar.update(kernel.run(_NODES_PER_CALL))
-                    if kernel.incumbent > before:
-                        kernel.polish()
-                    spent[0] += clock.now() - turn
-                    if kernel.incumbent > before:
-                        if andor is not None:
-                            andor.restart(kernel.incumbent)
-                        history.append((clock.now() - started, kernel.incumbent,
-                                        self._bound(andor)))
-                        bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
-                                         "bound": f"{history[-1][2]:.4f}"}, refresh=False)
-                    if kernel.finished or _proved(self._bound(andor), kernel.incumbent):
-                        break
-                else:
+                elif engine == 1:
                     if andor is None:
                         if self.andor is None:
                             self.andor = AndOrSearch(
@@ -295,9 +317,22 @@ class _Solver:
                         andor.clear()
                         andor.restart(kernel.incumbent)
                     bar.update(andor.run(_NODES_PER_CALL // 4))
-                    spent[1] += clock.now() - turn
-                    if andor.finished:
-                        break
+                else:
+                    if lp is None:
+                        if self.lp is None:
+                            self.lp = LPSearch(kernel.lp, self.tab, mb.arity, kernel.scalars,
+                                               kernel.best)
+                        lp = self.lp
+                        lp.reset(mb.bound)
+                    bar.update(lp.run(1))
+                spent[engine] += clock.now() - turn
+                if lp is not None and lp.stalled:
+                    spent[2] = np.inf
+                record(before)
+                if (andor is not None and andor.finished) or (lp is not None and lp.finished):
+                    break
+                if _proved(self._bound(andor, lp), kernel.incumbent):
+                    break
                 if clock.interrupted():
                     status = "interrupted"
                     break
@@ -316,22 +351,25 @@ class _Solver:
         for v, s in evidence.items():
             states[v] = s
         value = float(log_value(states))
-        bound = value if status == "optimal" else max(self._bound(andor), value)
+        bound = value if status == "optimal" else max(self._bound(andor, lp), value)
         history.append((clock.now() - started, value, bound))
         assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
         return MPEResult(assignment=assignment, log_value=value, bound=float(bound),
                          status=status, method=f"AND/OR branch and bound, MBE({mb.i_bound})",
                          stats={"nodes": kernel.nodes + (andor.nodes if andor else 0),
                                 "and_or_nodes": andor.nodes if andor else 0,
+                                "lp_tests": kernel.lp_tests,
+                                "lp_search_nodes": lp.tests if lp else 0,
                                 "pseudo_tree_depth": andor.tree.depth if andor else 0,
                                 "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound,
                                 "history": history, **mb.stats})
 
-    def _bound(self, andor):
-        """The proved upper bound: the heuristic's at the root, the open branches'."""
-        open_ = self.kernel.bound() if andor is None else min(self.kernel.bound(),
-                                                              andor.bound())
-        return min(open_, self.mb.bound)
+    def _bound(self, andor, lp):
+        """The proved upper bound: the heuristic's at the root, the open branches'
+        of each search that has run."""
+        bounds = [self.kernel.bound(), self.mb.bound]
+        bounds += [s.bound() for s in (andor, lp) if s is not None]
+        return min(bounds)
 
 
 def _proved(bound, incumbent) -> bool:
@@ -357,7 +395,7 @@ class _Kernel:
     """
 
     def __init__(self, mb, tab, *, capacity: int = _OPEN_NODES,
-                 backtracks_per_dive: int = _BACKTRACKS_PER_DIVE):
+                 backtracks_per_dive: int = _BACKTRACKS_PER_DIVE, lp_sweeps: int = _LP_SWEEPS):
         seq = np.array(mb.order[::-1], dtype=np.int64)
         n_vars = len(mb.arity)
         self.tab = tab
@@ -372,15 +410,19 @@ class _Kernel:
         self.f_at = np.full(m + 1, -np.inf)
         self.assign = np.zeros(n_vars, dtype=np.int64)
         self.best = np.zeros(n_vars, dtype=np.int64)
-        # depth, finished, diving, bottom, dive's node, nodes, heap size, backtracks, limit
-        self.state = np.zeros(9, dtype=np.int64)
-        self.scalars = np.array([-np.inf])                      # incumbent
+        # depth, finished, diving, bottom, dive's node, nodes, heap size, backtracks, limit,
+        # open nodes bounded by MPLP, tests in a row that changed nothing, pops to skip
+        self.state = np.zeros(12, dtype=np.int64)
+        self.scalars = np.array([-np.inf, np.inf])              # incumbent, dive's cap
         self.node_parent = np.empty(capacity, dtype=np.int64)
+        self.node_f = np.empty(capacity)
+        self.node_tested = np.empty(capacity, dtype=np.bool_)
         self.node_value = np.empty(capacity, dtype=np.int64)
         self.node_depth = np.empty(capacity, dtype=np.int64)
         self.heap = (np.empty(capacity), np.empty(capacity, dtype=np.int64),
                      np.empty(capacity, dtype=np.int64))
         self.backtracks_per_dive = backtracks_per_dive
+        self.lp = lp_arrays(tab, mb.originals, n_vars, lp_sweeps)
         self.constant = mb.constant
         around = [[] for _ in range(n_vars)]
         for t in range(mb.originals):
@@ -399,7 +441,7 @@ class _Kernel:
         self.node_parent[0], self.node_value[0], self.node_depth[0] = -1, 0, 0
         self.state[5] = 1                                       # which is node 0
         self.state[8] = self.backtracks_per_dive
-        self.scalars[0] = -np.inf
+        self.scalars[:] = -np.inf, np.inf
         self.nodes = 0
         if len(self.seq) == 0:                                  # all observed
             self.scalars[0] = self.constant
@@ -418,15 +460,31 @@ class _Kernel:
                               self.sub_ids, self.tab, self.cand_val, self.cand_f, self.cand_n,
                               self.cand_next, self.f_at, self.assign, self.best, self.state,
                               self.scalars, self.node_parent, self.node_value,
-                              self.node_depth, *self.heap, budget)
+                              self.node_depth, self.node_f, self.node_tested, *self.heap, self.lp,
+                              budget)
         self.nodes += done
         return done
+
+    def round_root(self) -> None:
+        """Take the LP's rounding at the root (``rounded_assignment`` in
+        :mod:`twlib.inference.cost_shifting`) as the incumbent if it is better."""
+        fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, trial = \
+            self.lp
+        args = (stride, offset, size)
+        conditioned_bound(fixed, trial, originals, *args, self.tab[4], work, self.arity,
+                          inc_ptr, inc_table, inc_slot, 0, np.inf)
+        rounded_assignment(fixed, trial, originals, *args, work, self.arity, inc_ptr, inc_table,
+                           inc_slot, 1)
+        value = tables_total(trial, originals, self.tab)
+        if value > self.incumbent:
+            self.best[:] = trial
+            self.scalars[0] = value
 
     def polish(self) -> None:
         """Improve the incumbent by iterated conditional modes."""
         trial = self.best.copy()
         _conditional_modes(trial, self.seq, self.arity, self.around, self.tab)
-        value = _tables_total(trial, self.originals, self.tab)
+        value = tables_total(trial, self.originals, self.tab)
         if value > self.incumbent:
             self.best[:] = trial
             self.scalars[0] = value
@@ -439,13 +497,18 @@ class _Kernel:
         if self.state[6] > 0:
             best = max(best, -float(self.heap[0][0]))
         if self.state[2]:
-            depth = int(self.state[0])
-            best = max(best, float(self.f_at[depth]))
+            depth, cap = int(self.state[0]), float(self.scalars[1])
+            best = max(best, min(float(self.f_at[depth]), cap))
             for d in range(int(self.state[3]), depth + 1):
                 k = self.cand_next[d]
                 if 0 <= k < self.cand_n[d]:
-                    best = max(best, float(self.cand_f[d, k]))
+                    best = max(best, min(float(self.cand_f[d, k]), cap))
         return best
+
+    @property
+    def lp_tests(self) -> int:
+        """How many open nodes this run bounded by MPLP before diving."""
+        return int(self.state[9])
 
 
 @nb.njit(cache=True)
@@ -475,20 +538,21 @@ def _conditional_modes(assign, seq, arity, around, tab):
 
 
 @nb.njit(cache=True)
-def _tables_total(assign, count, tab):
-    """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
-    total = 0.0
-    for t in range(count):
-        total += table_value(t, assign, tab)
-    return total
-
-
-@nb.njit(cache=True)
 def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f,
                    cand_n, cand_next, f_at, assign, best, state, scalars, node_parent,
-                   node_value, node_depth, heap_f, heap_d, heap_node, budget):
+                   node_value, node_depth, node_f, node_tested, heap_f, heap_d, heap_node, lp,
+                   budget):
     """Hybrid best-first search from the saved state for ``budget`` expansions;
-    returns how many it made and leaves ``state[1] = 1`` when nothing is open."""
+    returns how many it made and leaves ``state[1] = 1`` when nothing is open.
+
+    An open node popped for the first time is bounded by MPLP on the tables
+    conditioned on its prefix (``lp``: see :class:`_Kernel`): refuted, it is
+    dropped; bounded below its heuristic value, it goes back to the heap with
+    that bound.  A dive caps every value below it at its node's bound
+    (``scalars[1]``), so the nodes it parks keep what MPLP proved.  A test ends
+    the call: it costs as much as a budget of expansions.
+    """
+    fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, sweeps, trial = lp
     m = seq.shape[0]
     d, diving, bottom, root = state[0], state[2] == 1, state[3], state[4]
     nodes, heap_n, backtracks, limit = state[5], state[6], state[7], state[8]
@@ -507,7 +571,39 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
             while node_depth[j] > 0:
                 assign[seq[node_depth[j] - 1]] = node_value[j]
                 j = node_parent[j]
-            f_at[d] = -minus_f
+            if d > 0 and sweeps > 0 and not node_tested[root] and state[11] > 0:
+                state[11] -= 1
+            elif d > 0 and sweeps > 0 and not node_tested[root]:
+                node_tested[root] = True
+                fixed[seq[:d]] = True
+                floor = scalars[0] - slack(scalars[0])
+                lp_bound = conditioned_bound(fixed, assign, originals, stride, offset, size,
+                                             tab[4], work, arity, inc_ptr, inc_table, inc_slot,
+                                             sweeps, floor)
+                state[9] += 1
+                done = budget
+                if lp_bound > floor:
+                    trial[:] = assign
+                    rounded_assignment(fixed, trial, originals, stride, offset, size, work,
+                                       arity, inc_ptr, inc_table, inc_slot, 1)
+                    value = tables_total(trial, originals, tab)
+                    if value > scalars[0]:
+                        scalars[0] = value
+                        best[:] = trial
+                        floor = scalars[0] - slack(scalars[0])
+                fixed[seq[:d]] = False
+                # a test that does not drop its node was mostly wasted: after k such
+                # tests in a row, the next 2^k - 1 nodes go untested
+                refuted = not lp_bound > floor
+                state[10] = 0 if refuted else min(state[10] + 1, _MOST_SKIPPED_DOUBLINGS)
+                state[11] = (1 << state[10]) - 1
+                if refuted:
+                    continue
+                if lp_bound < -minus_f:
+                    heap_n = heap_push(heap_f, heap_d, heap_node, heap_n, -lp_bound, d, root)
+                    continue
+            f_at[d] = node_f[root]                  # the heuristic's, which the dive adds to
+            scalars[1] = -minus_f
             bottom = d
             backtracks = 0
             diving = True
@@ -540,7 +636,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
             cand_next[d] = 0
             done += 1
         k = cand_next[d]
-        if k < cand_n[d] and not cand_f[d, k] > scalars[0]:
+        if k < cand_n[d] and not min(cand_f[d, k], scalars[1]) > scalars[0]:
             k = cand_n[d]                            # sorted: the rest cannot beat it either
         if k >= cand_n[d]:
             cand_next[d] = -1
@@ -555,15 +651,16 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 parent = root
                 for j in range(bottom, d + 1):
                     for q in range(cand_next[j], cand_n[j]):
-                        if cand_f[j, q] > scalars[0]:
-                            _new_node(nodes, parent, cand_val[j, q], j + 1, node_parent,
-                                      node_value, node_depth)
-                            heap_n = heap_push(heap_f, heap_d, heap_node, heap_n,
-                                               -cand_f[j, q], j + 1, nodes)
+                        f = min(cand_f[j, q], scalars[1])
+                        if f > scalars[0]:
+                            _new_node(nodes, parent, cand_val[j, q], j + 1, cand_f[j, q],
+                                      node_parent, node_value, node_depth, node_f, node_tested)
+                            heap_n = heap_push(heap_f, heap_d, heap_node, heap_n, -f, j + 1,
+                                               nodes)
                             nodes += 1
                     if j < d:
-                        _new_node(nodes, parent, assign[seq[j]], j + 1, node_parent,
-                                  node_value, node_depth)
+                        _new_node(nodes, parent, assign[seq[j]], j + 1, f_at[j + 1],
+                                  node_parent, node_value, node_depth, node_f, node_tested)
                         parent = nodes
                         nodes += 1
                     cand_next[j] = -1
@@ -581,11 +678,15 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
 
 
 @nb.njit(cache=True)
-def _new_node(k, parent, value, depth, node_parent, node_value, node_depth):
-    """Open-node entry ``k``: ``value`` of the variable at ``depth`` below ``parent``."""
+def _new_node(k, parent, value, depth, f, node_parent, node_value, node_depth, node_f,
+              node_tested):
+    """Open-node entry ``k``: ``value`` of the variable at ``depth`` below ``parent``,
+    of heuristic value ``f``."""
     node_parent[k] = parent
     node_value[k] = value
     node_depth[k] = depth
+    node_f[k] = f
+    node_tested[k] = False
 
 
 def with_likelihoods(model, soft_evidence) -> FactorModel:
