@@ -16,7 +16,9 @@ The route, by what fits in memory:
   with a context cache, anytime; :class:`MPESearch`, the same search prepared
   once for many evidence sets of a few observed variables each; and
   :func:`most_probable_explanation`, which picks the junction tree when it fits
-  and this search when it does not.
+  and this search when it does not.  The search re-solves the LP conditioned on
+  its open nodes, and ``lp_search`` (LP-based branch and bound with a dynamic
+  variable order) takes turns with it on the same incumbent.
 * ``conditioning``: :func:`posterior_marginals`, exact posteriors and ``P(e)``
   in any memory by cutset conditioning when the tree does not fit (the runs
   spread over an executor), bounded by the runs done and a mini-bucket bound

@@ -26,6 +26,12 @@ table around ``X`` is ``-inf`` whatever the rest is a value no assignment can
 take, so every table around ``X`` is set to ``-inf`` there.  Repeated over the
 sweeps this is arc consistency on the zero pattern, which is what lets the
 search stop diving into assignments of probability zero.
+
+During the search the same sweeps bound a partial assignment: the shifted
+tables are clamped to it and swept again (:func:`conditioned_bound`), which
+is what makes the bound follow the assignment.  The swept tables also round
+into a complete assignment (:func:`rounded_assignment`) and name the variable
+the LP is least sure of (:func:`branching_variable`).
 """
 from __future__ import annotations
 

@@ -22,6 +22,13 @@ best open node's, which falls as the search goes on rather than only when a
 subtree near the root is closed.  When the node store is full the current dive
 runs to its end, so the search stays complete.
 
+The heuristic is static, and where the LP relaxation is nearly tight but full
+of ties it stays flat for dozens of levels.  So an open node popped for the
+first time is bounded again by MPLP on the tables conditioned on its prefix
+(:func:`~twlib.inference.cost_shifting.conditioned_bound`) and dropped when
+that refutes it, and the LP search of :mod:`twlib.inference.lp_search` takes
+turns with the dive and the AND/OR search on their shared incumbent.
+
 The search runs in a compiled kernel for a budget of nodes at a time; between
 budgets the clock (:mod:`twlib.clock`: compiling does not count) and Ctrl-C are
 checked.  :func:`most_probable_explanation` picks the method: the junction tree
@@ -54,6 +61,8 @@ __all__ = ["MPEResult", "MPESearch", "branch_and_bound_mpe", "most_probable_expl
            "with_likelihoods"]
 
 _NODES_PER_CALL = 20_000
+# Seconds between the entries of a result's history that only record a lower bound
+_BOUND_EVERY = 0.25
 _NODES_PER_SECOND = 1e7
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
@@ -88,7 +97,8 @@ class MPEResult:
     the optimum's, ``status`` ``"optimal"``, ``"time_limit"`` or
     ``"interrupted"``, ``gap`` = ``bound - log_value`` and ``method`` says which
     method answered.  ``stats["history"]`` holds ``(seconds, log_value, bound)``
-    each time the incumbent improved, and at the end.
+    each time the incumbent improved, at most every quarter second while only
+    the bound falls, and at the end.
     """
 
     assignment: dict
@@ -281,9 +291,13 @@ class _Solver:
                    disable=not progress)
 
         def record(before):
-            """After a turn of the dive or the LP search: a better incumbent is
-            polished, given to the AND/OR search and written down."""
+            """After a turn: a better incumbent is polished, given to the AND/OR
+            search and written down, and so is a lower bound every so often."""
             if not kernel.incumbent > before:
+                if history and clock.now() - started - history[-1][0] >= _BOUND_EVERY:
+                    bound = self._bound(andor, lp)
+                    if bound < history[-1][2]:
+                        history.append((clock.now() - started, kernel.incumbent, bound))
                 return
             kernel.polish()
             if andor is not None:
