@@ -37,7 +37,7 @@ from .andor import slack, tables_total
 from .cost_shifting import (branching_variable, conditioned_bound, rounded_assignment,
                             star_incidence)
 
-__all__ = ["LPSearch", "lp_arrays"]
+__all__ = ["LPSearch", "lp_arrays", "round_into_incumbent"]
 
 # Nodes kept (48 bytes each with the heap, touched only as they fill); a search
 # that fills them stops and leaves the proof to the others
@@ -60,6 +60,23 @@ def lp_arrays(tab, count: int, n_vars: int, sweeps: int):
     end = offset[count] if count < len(offset) else len(values)
     return (np.zeros(n_vars, dtype=np.bool_), count, stride, offset, size, np.empty(end),
             *star_incidence(ptr, var, n_vars, count), sweeps, np.zeros(n_vars, dtype=np.int64))
+
+
+@nb.njit(cache=True)
+def round_into_incumbent(assign, lp, tab, arity, scalars, best):
+    """Round the LP that ``conditioned_bound`` left in ``lp``'s work tables, from
+    ``assign`` where ``lp``'s mask is set, and make it the incumbent
+    (``scalars[0]``, ``best``) if it is better; returns whether it was."""
+    fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, trial = lp
+    trial[:] = assign
+    rounded_assignment(fixed, trial, count, stride, offset, size, work, arity, inc_ptr,
+                       inc_table, inc_slot, 1)
+    value = tables_total(trial, count, tab)
+    if not value > scalars[0]:
+        return False
+    scalars[0] = value
+    best[:] = trial
+    return True
 
 
 class LPSearch:
@@ -172,13 +189,7 @@ def _lp_best_first(state, scalars, best, assign, node_parent, node_var, node_val
             # chosen before rounding, which clamps the tables it reads
             x = branching_variable(fixed, stride, offset, size, work, arity, inc_ptr,
                                    inc_table, inc_slot)
-            trial[:] = assign
-            rounded_assignment(fixed, trial, count, stride, offset, size, work, arity,
-                               inc_ptr, inc_table, inc_slot, 1)
-            value = tables_total(trial, count, tab)
-            if value > scalars[0]:
-                scalars[0] = value
-                best[:] = trial
+            if round_into_incumbent(assign, lp, tab, arity, scalars, best):
                 floor = scalars[0] - slack(scalars[0])
             # with no variable left to branch on, the rounding is the node's one completion
             if x >= 0 and bound > floor:

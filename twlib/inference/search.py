@@ -50,10 +50,10 @@ from ..graphs import elimination_order
 from ..heaps import heap_pop, heap_push
 from .andor import (AndOrSearch, flat_lists, flat_tables, slack, sort_best_first, table_value,
                     tables_sum, tables_total)
-from .cost_shifting import conditioned_bound, rounded_assignment
+from .cost_shifting import conditioned_bound
 from .evidence import evidence_indices, likelihoods
 from .junction_tree import JunctionTree
-from .lp_search import LPSearch, lp_arrays
+from .lp_search import LPSearch, lp_arrays, round_into_incumbent
 from .kernels import flat_factors, log_values
 from .minibucket import affordable_i_bound, default_order, mini_buckets
 
@@ -323,7 +323,7 @@ class _Solver:
             while not kernel.finished:
                 turn = clock.now()
                 share = [1.0, 1.0, 1.0]
-                if self.lp_excess > self._bound(andor, lp) - kernel.incumbent:
+                if self.use_lp and self.lp_excess > self._bound(andor, lp) - kernel.incumbent:
                     share[2] = _LP_SHARE_LOOSE
                 engine = min(range(3), key=lambda e: spent[e] / share[e])
                 before = kernel.incumbent
@@ -489,17 +489,11 @@ class _Kernel:
     def round_root(self) -> None:
         """Take the LP's rounding at the root (``rounded_assignment`` in
         :mod:`twlib.inference.cost_shifting`) as the incumbent if it is better."""
-        fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, trial = \
+        fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, _ = \
             self.lp
-        args = (stride, offset, size)
-        conditioned_bound(fixed, trial, originals, *args, self.tab[4], work, self.arity,
-                          inc_ptr, inc_table, inc_slot, 0, np.inf)
-        rounded_assignment(fixed, trial, originals, *args, work, self.arity, inc_ptr, inc_table,
-                           inc_slot, 1)
-        value = tables_total(trial, originals, self.tab)
-        if value > self.incumbent:
-            self.best[:] = trial
-            self.scalars[0] = value
+        conditioned_bound(fixed, self.assign, originals, stride, offset, size, self.tab[4], work,
+                          self.arity, inc_ptr, inc_table, inc_slot, 0, np.inf)
+        round_into_incumbent(self.assign, self.lp, self.tab, self.arity, self.scalars, self.best)
 
     def polish(self) -> None:
         """Improve the incumbent by iterated conditional modes."""
@@ -573,7 +567,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
     (``scalars[1]``), so the nodes it parks keep what MPLP proved.  A test ends
     the call: it costs as much as a budget of expansions.
     """
-    fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, sweeps, trial = lp
+    fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, sweeps, _ = lp
     m = seq.shape[0]
     d, diving, bottom, root = state[0], state[2] == 1, state[3], state[4]
     nodes, heap_n, backtracks, limit = state[5], state[6], state[7], state[8]
@@ -604,13 +598,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 state[9] += 1
                 done = budget
                 if lp_bound > floor:
-                    trial[:] = assign
-                    rounded_assignment(fixed, trial, originals, stride, offset, size, work,
-                                       arity, inc_ptr, inc_table, inc_slot, 1)
-                    value = tables_total(trial, originals, tab)
-                    if value > scalars[0]:
-                        scalars[0] = value
-                        best[:] = trial
+                    if round_into_incumbent(assign, lp, tab, arity, scalars, best):
                         floor = scalars[0] - slack(scalars[0])
                 fixed[seq[:d]] = False
                 # a test that does not drop its node was mostly wasted: after k such
