@@ -287,7 +287,7 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     evidence = {"HR": "HIGH", "BP": "LOW"}
     tree = most_probable_explanation(net, evidence)
     small = most_probable_explanation(net, evidence, max_memory_gb=6e-6)
-    assert tree.method == "junction tree" and small.method.startswith("AND/OR branch and bound")
+    assert tree.method == "junction tree" and "branch and bound" in small.method
     assert small.status == "optimal" and small.log_value == pytest.approx(tree.log_value)
     assert message_bytes(net, 2, evidence) <= message_bytes(net, 6, evidence)
 

@@ -37,8 +37,9 @@ from ..graphs import elimination_order
 from .cost_shifting import mplp
 from .evidence import evidence_indices
 
-__all__ = ["MiniBuckets", "mini_buckets", "message_bytes", "largest_i_bound", "log_tables",
-           "default_order", "affordable_i_bound", "TASKS"]
+__all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
+           "message_bytes", "largest_i_bound", "log_tables", "default_order",
+           "affordable_i_bound", "TASKS"]
 
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
 # reference machine): what sizes the i-bound to a time limit
@@ -103,9 +104,45 @@ def log_tables(model, evidence=None):
     return tables, arity, {index[v]: s for v, s in ev.items()}
 
 
+@dataclass
+class ShiftedTables:
+    """The model's log tables reduced by the evidence and reparameterised by MPLP,
+    before any message: ``tables`` (``(scope, log table)`` over variable indices),
+    ``arity``, ``evidence`` and ``order`` as in :class:`MiniBuckets`, and
+    ``lp_bounds`` the LP bound before and after MPLP."""
+
+    tables: list
+    arity: np.ndarray
+    evidence: dict
+    order: list
+    lp_bounds: np.ndarray
+
+
+def shifted_tables(model, evidence=None, *, order=None, mplp_seconds: float = 1.0
+                   ) -> ShiftedTables:
+    """The tables a max-product pass starts from, shifted by MPLP for at most
+    ``mplp_seconds`` (:func:`twlib.inference.cost_shifting.mplp`); pass them to
+    :func:`mini_buckets` to compute its messages from them.
+
+    >>> from twlib.datasets import load_network
+    >>> shifted = shifted_tables(load_network("asia"), {"dysp": "yes"})
+    >>> len(shifted.tables), bool(shifted.lp_bounds[-1] <= shifted.lp_bounds[0])
+    (8, True)
+    """
+    if not mplp_seconds >= 0:
+        raise InputError(f"mplp_seconds must be >= 0, got {mplp_seconds!r}")
+    tables, arity, ev, order = _prepared(model, evidence, order)
+    lp_bounds = np.array([np.inf])
+    if mplp_seconds > 0:
+        tables, lp_bounds = mplp(tables, arity, seconds=mplp_seconds)
+    return ShiftedTables(tables=tables, arity=arity, evidence=ev, order=order,
+                         lp_bounds=lp_bounds)
+
+
 def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", order=None,
                  moment_matching: bool = True, max_memory_gb: float = 4.0,
-                 mplp_seconds: float = 0.0) -> MiniBuckets:
+                 mplp_seconds: float = 0.0, shifted: ShiftedTables | None = None
+                 ) -> MiniBuckets:
     """Mini-bucket elimination MBE(i) on a Bayesian network or factor model.
 
     ``i_bound`` caps the number of variables of a mini-bucket (the eliminated one
@@ -116,7 +153,9 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     when the messages would pass ``max_memory_gb``.  With ``mplp_seconds`` (task
     ``"max"`` only) the tables are first reparameterised by MPLP for at most that
     long (:func:`twlib.inference.cost_shifting.mplp`), and the bound is the
-    smaller of the LP bound and the mini-buckets'.
+    smaller of the LP bound and the mini-buckets'.  ``shifted``
+    (:func:`shifted_tables` of the same model and evidence) gives those tables
+    instead, and then ``order`` and ``mplp_seconds`` are not used.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -127,8 +166,7 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     >>> round(mini_buckets(net, 8, {"dysp": "yes"}).bound - exact, 9)
     0.0
     """
-    if isinstance(i_bound, bool) or not isinstance(i_bound, (int, np.integer)) or i_bound < 1:
-        raise InputError(f"the i-bound must be an integer >= 1, got {i_bound!r}")
+    check_i_bound(i_bound)
     if task not in TASKS:
         raise InputError(f"task must be one of {TASKS}, got {task!r}")
     if not max_memory_gb > 0:
@@ -136,10 +174,13 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     if not mplp_seconds >= 0 or (mplp_seconds > 0 and task != "max"):
         raise InputError(f"mplp_seconds must be >= 0 and is for the task 'max' only, got "
                          f"{mplp_seconds!r} with task {task!r}")
-    tables, arity, ev, order = _prepared(model, evidence, order)
-    lp_bounds = np.array([np.inf])
-    if mplp_seconds > 0:
-        tables, lp_bounds = mplp(tables, arity, seconds=mplp_seconds)
+    if shifted is None:
+        shifted = shifted_tables(model, evidence, order=order, mplp_seconds=mplp_seconds)
+    elif task != "max":
+        raise InputError(f"shifted tables are for the task 'max' only, got {task!r}")
+    tables, arity, ev, order = (list(shifted.tables), shifted.arity, shifted.evidence,
+                                shifted.order)
+    lp_bounds = shifted.lp_bounds
     position = {v: k for k, v in enumerate(order)}
     n = len(arity)
     placed, generated = [[] for _ in range(n)], [[] for _ in range(n)]
@@ -172,6 +213,18 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
                        stats={"largest_scope": largest, "message_bytes": used,
                               "messages": sum(len(g) for g in generated),
                               "mplp_bounds": lp_bounds[[0, -1]].tolist()})
+
+
+def check_i_bound(i_bound) -> None:
+    """InputError unless ``i_bound`` is an integer of at least 1.
+
+    >>> check_i_bound(0)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: the i-bound must be an integer >= 1, got 0
+    """
+    if isinstance(i_bound, bool) or not isinstance(i_bound, (int, np.integer)) or i_bound < 1:
+        raise InputError(f"the i-bound must be an integer >= 1, got {i_bound!r}")
 
 
 def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:

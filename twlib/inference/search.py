@@ -54,13 +54,20 @@ from .cost_shifting import conditioned_bound
 from .evidence import evidence_indices, likelihoods
 from .junction_tree import JunctionTree
 from .lp_search import LPSearch, lp_arrays, round_into_incumbent
+from .propagation import PropagationSearch
 from .kernels import flat_factors, log_values
-from .minibucket import affordable_i_bound, default_order, mini_buckets
+from .minibucket import (affordable_i_bound, check_i_bound, default_order, mini_buckets,
+                         shifted_tables)
 
 __all__ = ["MPEResult", "MPESearch", "branch_and_bound_mpe", "most_probable_explanation",
            "with_likelihoods"]
 
 _NODES_PER_CALL = 20_000
+# Nodes of the propagation search per turn: each rescans the tables around a variable
+_PROPAGATION_NODES = 200
+# The share of the time limit the propagation search has alone, after MPLP and
+# before the mini-buckets: what it proves in that time needs no messages
+_PROBE_SHARE = 0.025
 # Seconds between the entries of a result's history that only record a lower bound
 _BOUND_EVERY = 0.25
 _NODES_PER_SECOND = 1e7
@@ -79,9 +86,13 @@ _BACKTRACKS_PER_DIVE = 1000
 # MPLP sweeps on the conditioned tables before a dive from an open node; they
 # mostly stop early, once the node is refuted or the bound stops falling
 _LP_SWEEPS = 200
-# The LP search's share of the time when the root LP bound exceeds the mini-buckets'
-# by more than the gap left to close (grids: by 20 %; Promedas: by 1e-4)
+# The share of the time of the LP search and of the propagation search (both bound
+# by the root's LP) when the root LP bound exceeds the mini-buckets' by more than the
+# gap left to close (grids: by 20 %; Promedas: by 1e-4)
 _LP_SHARE_LOOSE = 0.05
+# The propagation search's share (the others' is 1) once the bound it proves, by
+# refuting targets, is the best: on the wcsp instances no other search lowers it
+_PROPAGATION_SHARE_AHEAD = 3.0
 # Where those tests keep failing (a loose LP, as on grids), at most one node in
 # 2^16 is tested
 _MOST_SKIPPED_DOUBLINGS = 16
@@ -131,19 +142,63 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     ('optimal', 0.0)
     """
     clock.check_time_limit(time_limit)
+    check_i_bound(i_bound)
+    if not max_memory_gb > 0:
+        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
     model = as_factor_model(model)
     compiled = clock.compile_seconds()
     started = clock.now()
-    mb = mini_buckets(model, i_bound, evidence, task="max", order=order,
-                      max_memory_gb=max_memory_gb,
-                      mplp_seconds=time_limit / 10 if mplp_seconds is None else mplp_seconds)
-    heuristic_seconds = clock.now() - started
-    solver = _Solver(mb, max_memory_gb)
-    result = solver.solve(model, mb.evidence, lambda states: model.log_values([states])[0],
-                          started=started, time_limit=time_limit, progress=progress)
+
+    def log_value(states):
+        return model.log_values([states])[0]
+
+    shifted = shifted_tables(model, evidence, order=order,
+                             mplp_seconds=time_limit / 10 if mplp_seconds is None
+                             else mplp_seconds)
+    probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
+                                    max_memory_gb)
+    probe_seconds = clock.now() - started
+    if status is not None:
+        result = _answer(model, probe.best.copy(), probe.incumbent, shifted.evidence,
+                         log_value, status, probe.bound(), time_limit,
+                         "branch and bound with propagation, MPLP", history, started,
+                         {"nodes": probe.nodes, "propagation_nodes": probe.nodes,
+                          "heuristic_bound": float(shifted.lp_bounds[-1]),
+                          "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
+        heuristic_seconds = probe_seconds
+    else:
+        mb = mini_buckets(model, i_bound, evidence, task="max", shifted=shifted,
+                          max_memory_gb=max_memory_gb)
+        heuristic_seconds = clock.now() - started
+        solver = _Solver(mb, max_memory_gb)
+        result = solver.solve(model, mb.evidence, log_value, started=started,
+                              time_limit=time_limit, progress=progress, probe=probe,
+                              probe_seconds=probe_seconds, history=history)
     result.stats.update(seconds=clock.now() - started, heuristic_seconds=heuristic_seconds,
                         compile_seconds=clock.compile_seconds() - compiled)
     return result
+
+
+def _probe(shifted, started, seconds, max_memory_gb):
+    """The propagation search on ``shifted`` tables alone for up to ``seconds``,
+    before any mini-bucket is computed: ``(search, history, status)``, the status
+    ``"optimal"`` or ``"interrupted"`` if that ended the run, else None.  Its
+    undo trail takes at most an eighth of ``max_memory_gb``."""
+    tab = flat_tables(shifted.tables)
+    probe = PropagationSearch(tab, len(shifted.tables), shifted.arity, np.array([-np.inf]),
+                              np.zeros(len(shifted.arity), dtype=np.int64),
+                              trail_bytes=max_memory_gb * 2**30 / 8)
+    history = []
+    end = clock.now() + seconds
+    with clock.interruptible():
+        while not probe.finished and not probe.stalled and not clock.expired(end):
+            before = probe.incumbent
+            probe.run(_PROPAGATION_NODES)
+            if probe.incumbent > before:
+                history.append((clock.now() - started, probe.incumbent, probe.bound()))
+            if clock.interrupted():
+                return probe, history, "interrupted"
+    return probe, history, "optimal" if probe.finished else None
 
 
 class MPESearch:
@@ -279,20 +334,28 @@ class _Solver:
         self.kernel = _Kernel(mb, self.tab, lp_sweeps=_LP_SWEEPS if lp else 0)
         self.use_lp = lp
         # built on their first turn: the dive may end first
-        self.andor = self.lp = None
+        self.andor = self.lp = self.prop = None
         self.max_memory_gb = max_memory_gb
         self.lp_excess = mb.stats["mplp_bounds"][-1] - mb.constant
 
-    def solve(self, model, evidence, log_value, *, started, time_limit,
-              progress) -> MPEResult:
+    def solve(self, model, evidence, log_value, *, started, time_limit, progress,
+              probe=None, probe_seconds=0.0, history=None) -> MPEResult:
         """One search, until ``started + time_limit`` (the clock's seconds, from
         which the history counts too); ``evidence`` ({variable index: state}) is
         written into the answer, whose value ``log_value(states)`` recomputes
-        from the model (the shifted tables add up to it only up to rounding)."""
+        from the model (the shifted tables add up to it only up to rounding).
+        ``probe`` is a propagation search that has already run on the same
+        shifted tables for ``probe_seconds``: it goes on from where it stopped,
+        its incumbent the others', after ``history`` (its own)."""
         mb, kernel = self.mb, self.kernel
         kernel.reset()
-        andor = lp = None                   # this run's, once they have had a turn
-        history = []
+        andor = lp = prop = None            # this run's, once they have had a turn
+        history = [] if history is None else history
+        if probe is not None:
+            kernel.scalars[0] = probe.incumbent
+            kernel.best[:] = probe.best
+            probe.share(kernel.scalars, kernel.best)
+            prop = probe
         bar = tqdm(desc=f"AND/OR branch and bound, MBE({mb.i_bound})", unit="node",
                    disable=not progress)
 
@@ -301,14 +364,15 @@ class _Solver:
             search and written down, and so is a lower bound every so often."""
             if not kernel.incumbent > before:
                 if history and clock.now() - started - history[-1][0] >= _BOUND_EVERY:
-                    bound = self._bound(andor, lp)
+                    bound = self._bound(andor, lp, prop)
                     if bound < history[-1][2]:
                         history.append((clock.now() - started, kernel.incumbent, bound))
                 return
             kernel.polish()
             if andor is not None:
                 andor.restart(kernel.incumbent)
-            history.append((clock.now() - started, kernel.incumbent, self._bound(andor, lp)))
+            history.append((clock.now() - started, kernel.incumbent,
+                            self._bound(andor, lp, prop)))
             bar.set_postfix({"log value": f"{kernel.incumbent:.4f}",
                              "bound": f"{history[-1][2]:.4f}"}, refresh=False)
 
@@ -318,14 +382,19 @@ class _Solver:
         status = "optimal"
         # seconds of the OR dive, the AND/OR search and the LP search: they take turns
         # by time, not nodes, since their nodes cost very different amounts
-        spent = [0.0, 0.0, 0.0 if self.use_lp else np.inf]
+        spent = [0.0, 0.0] + [0.0 if self.use_lp else np.inf] * 2
+        if probe is not None:
+            spent[3] = probe_seconds
         with clock.interruptible():
             while not kernel.finished:
                 turn = clock.now()
-                share = [1.0, 1.0, 1.0]
-                if self.use_lp and self.lp_excess > self._bound(andor, lp) - kernel.incumbent:
-                    share[2] = _LP_SHARE_LOOSE
-                engine = min(range(3), key=lambda e: spent[e] / share[e])
+                share = [1.0, 1.0, 1.0, 1.0]
+                bound = self._bound(andor, lp, prop)
+                if self.use_lp and self.lp_excess > bound - kernel.incumbent:
+                    share[2] = share[3] = _LP_SHARE_LOOSE
+                elif prop is not None and prop.bound() <= bound:
+                    share[3] = _PROPAGATION_SHARE_AHEAD
+                engine = min(range(4), key=lambda e: spent[e] / share[e])
                 before = kernel.incumbent
                 if engine == 0:
                     bar.update(kernel.run(_NODES_PER_CALL))
@@ -338,6 +407,14 @@ class _Solver:
                         andor.clear()
                         andor.restart(kernel.incumbent)
                     bar.update(andor.run(_NODES_PER_CALL // 4))
+                elif engine == 3:
+                    if prop is None:
+                        if self.prop is None:
+                            self.prop = PropagationSearch(self.tab, mb.originals, mb.arity,
+                                                          kernel.scalars, kernel.best)
+                        prop = self.prop
+                        prop.reset()
+                    bar.update(prop.run(_PROPAGATION_NODES))
                 else:
                     if lp is None:
                         if self.lp is None:
@@ -349,10 +426,12 @@ class _Solver:
                 spent[engine] += clock.now() - turn
                 if lp is not None and lp.stalled:
                     spent[2] = np.inf
+                if prop is not None and prop.stalled:
+                    spent[3] = np.inf
                 record(before)
-                if (andor is not None and andor.finished) or (lp is not None and lp.finished):
+                if any(s is not None and s.finished for s in (andor, lp, prop)):
                     break
-                if _proved(self._bound(andor, lp), kernel.incumbent):
+                if _proved(self._bound(andor, lp, prop), kernel.incumbent):
                     break
                 if clock.interrupted():
                     status = "interrupted"
@@ -364,33 +443,43 @@ class _Solver:
         states, value = kernel.best.copy(), kernel.incumbent
         if andor is not None and andor.improved:
             states, value = andor.assign.copy(), andor.value
-        if not np.isfinite(value):
-            if status == "optimal":
-                raise ZeroEvidenceError("the evidence has probability zero")
-            raise BudgetExceeded(f"no assignment of non-zero probability was found in "
-                                 f"{time_limit} s")
-        for v, s in evidence.items():
-            states[v] = s
-        value = float(log_value(states))
-        bound = value if status == "optimal" else max(self._bound(andor, lp), value)
-        history.append((clock.now() - started, value, bound))
-        assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
-        return MPEResult(assignment=assignment, log_value=value, bound=float(bound),
-                         status=status, method=f"AND/OR branch and bound, MBE({mb.i_bound})",
-                         stats={"nodes": kernel.nodes + (andor.nodes if andor else 0),
-                                "and_or_nodes": andor.nodes if andor else 0,
-                                "lp_tests": kernel.lp_tests,
-                                "lp_search_nodes": lp.tests if lp else 0,
-                                "pseudo_tree_depth": andor.tree.depth if andor else 0,
-                                "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound,
-                                "history": history, **mb.stats})
+        return _answer(model, states, value, evidence, log_value, status,
+                       self._bound(andor, lp, prop), time_limit,
+                       f"AND/OR branch and bound, MBE({mb.i_bound})", history, started,
+                       {"nodes": kernel.nodes + (andor.nodes if andor else 0),
+                        "and_or_nodes": andor.nodes if andor else 0,
+                        "lp_tests": kernel.lp_tests,
+                        "lp_search_nodes": lp.tests if lp else 0,
+                        "propagation_nodes": prop.nodes if prop else 0,
+                        "pseudo_tree_depth": andor.tree.depth if andor else 0,
+                        "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound, **mb.stats})
 
-    def _bound(self, andor, lp):
+    def _bound(self, andor, lp, prop):
         """The proved upper bound: the heuristic's at the root, the open branches'
         of each search that has run."""
         bounds = [self.kernel.bound(), self.mb.bound]
-        bounds += [s.bound() for s in (andor, lp) if s is not None]
+        bounds += [s.bound() for s in (andor, lp, prop) if s is not None]
         return min(bounds)
+
+
+def _answer(model, states, value, evidence, log_value, status, bound, time_limit, method,
+            history, started, stats) -> MPEResult:
+    """The result of a search that ended with ``status``, incumbent ``states`` of
+    value ``value`` and proved ``bound``: the evidence written in and the value
+    recomputed from the model by ``log_value``."""
+    if not np.isfinite(value):
+        if status == "optimal":
+            raise ZeroEvidenceError("the evidence has probability zero")
+        raise BudgetExceeded(f"no assignment of non-zero probability was found in "
+                             f"{time_limit} s")
+    for v, s in evidence.items():
+        states[v] = s
+    value = float(log_value(states))
+    bound = value if status == "optimal" else max(bound, value)
+    history.append((clock.now() - started, value, bound))
+    assignment = {v: model.states(v)[int(states[k])] for k, v in enumerate(model.variables)}
+    return MPEResult(assignment=assignment, log_value=value, bound=float(bound), status=status,
+                     method=method, stats={**stats, "history": history})
 
 
 def _proved(bound, incumbent) -> bool:
