@@ -18,7 +18,10 @@ The route, by what fits in memory:
   :func:`most_probable_explanation`, which picks the junction tree when it fits
   and this search when it does not.  The search re-solves the LP conditioned on
   its open nodes, and ``lp_search`` (LP-based branch and bound with a dynamic
-  variable order) takes turns with it on the same incumbent.
+  variable order) and ``propagation`` (depth-first branch and bound that
+  removes values by their reduced costs against the incumbent or a target,
+  which runs first, before the mini-buckets) take turns with it on the same
+  incumbent.
 * ``conditioning``: :func:`posterior_marginals`, exact posteriors and ``P(e)``
   in any memory by cutset conditioning when the tree does not fit (the runs
   spread over an executor), bounded by the runs done and a mini-bucket bound

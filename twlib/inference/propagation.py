@@ -25,13 +25,27 @@ on single values), the LP bound is loose, but as soon as an incumbent respects
 every hard pair the forbidden pairs cost more than the gap and are removed as
 zeros, and the search becomes constraint satisfaction with propagation.
 
-The variable assigned next is the one with the fewest values left per failure
-it has caused (dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004), its values
+Propagation is strongest when the value to beat is close to the optimum, and
+the first incumbents are usually far below it.  So the search beats a *target*
+instead while the target is above the incumbent: the first lies 1 % below the
+root's bound, and a run that ends without finding anything above it has proved
+that nothing is (the target is the new upper bound); the next target lies
+twice as far below.  A run that does find something has a new incumbent above
+the target, and goes on as plain branch and bound.  This is iterative
+deepening on the value (as IDA* is on the cost; Korf 1985): the runs that
+refute a target are cheap because the target prunes hard, and each lowers the
+proved bound.
+
+The variable assigned next is the one with the fewest values left per unit of
+weight, its weight its number of tables plus the failures it has caused (a
+form of dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004); its values are
 tried in order of reduced cost.  The node's bound is ``B`` lowered by the
 largest over the variables of their smallest reduced cost (every assignment
-pays at least that on each variable).  Undo is a trail of removed values and of
-the table maxima saved before they were recomputed, so the search can stop
-after any number of nodes and resume.
+pays at least that on each variable).  A removed value makes a table's maxima
+be computed again only when one of them may have been reached at that value,
+and the reduced costs are kept up to date table by table.  Undo is a trail of
+removed values and of the table maxima saved before they were recomputed, so
+the search can stop after any number of nodes and resume.
 """
 from __future__ import annotations
 
@@ -100,7 +114,8 @@ class PropagationSearch:
         self.work = (self.dom, self.dsize, self.weight, np.empty(count),
                      np.empty((len(inc_slot), top)), np.zeros((n, top)),
                      np.zeros((n, top), dtype=np.int64),
-                     np.full(count, -1, dtype=np.int64), np.empty(count, dtype=np.int64), np.empty(n * top, dtype=np.int64),
+                     np.full(count, -1, dtype=np.int64), np.empty(count, dtype=np.int64),
+                     np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
                      np.empty(trail_floats))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),

@@ -126,13 +126,17 @@ class MPEResult:
 
 def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                          time_limit: float = 60.0, order=None, max_memory_gb: float = 4.0,
-                         mplp_seconds: float | None = None,
+                         mplp_seconds: float | None = None, propagation: bool = True,
                          progress: bool = False) -> MPEResult:
     """The MPE by branch and bound guided by MBE(``i_bound``) (hybrid best-first).
 
     The tables are first reparameterised by MPLP for at most ``mplp_seconds``
     (default a tenth of ``time_limit``; 0 turns it off), which tightens the
     mini-bucket heuristic and removes the values that the zeros rule out.
+    Then the propagation search (:mod:`twlib.inference.propagation`) runs
+    alone for a fortieth of the time, and if it has not proved the answer the
+    mini-buckets are computed and it takes turns with the other searches;
+    ``propagation=False`` leaves it out.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -155,8 +159,10 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     shifted = shifted_tables(model, evidence, order=order,
                              mplp_seconds=time_limit / 10 if mplp_seconds is None
                              else mplp_seconds)
-    probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
-                                    max_memory_gb)
+    probe, history, status = None, [], None
+    if propagation:
+        probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
+                                        max_memory_gb)
     probe_seconds = clock.now() - started
     if status is not None:
         result = _answer(model, probe.best.copy(), probe.incumbent, shifted.evidence,
@@ -170,7 +176,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
         mb = mini_buckets(model, i_bound, evidence, task="max", shifted=shifted,
                           max_memory_gb=max_memory_gb)
         heuristic_seconds = clock.now() - started
-        solver = _Solver(mb, max_memory_gb)
+        solver = _Solver(mb, max_memory_gb, propagation=propagation)
         result = solver.solve(model, mb.evidence, log_value, started=started,
                               time_limit=time_limit, progress=progress, probe=probe,
                               probe_seconds=probe_seconds, history=history)
@@ -322,19 +328,22 @@ def _by_tree(tree, model, evidence, log_value) -> MPEResult:
 
 
 class _Solver:
-    """The OR dive, the AND/OR search and the LP search over mini-buckets ``mb``,
-    taking turns until one proves the incumbent they share; all are kept, and
-    reset, between runs.  Without ``lp`` there is no LP search, rounding or
-    test of the dive's open nodes: a prepared search answers many small queries,
-    each in less time than one rounding takes."""
+    """The OR dive, the AND/OR search, the LP search over mini-buckets ``mb`` and
+    the propagation search given to :meth:`solve`, taking turns until one
+    proves the incumbent they share; all are kept, and reset, between runs.
+    Without ``lp`` there is no LP search, rounding, test of the dive's open
+    nodes or propagation search: a prepared search answers many small queries,
+    each in less time than one rounding takes; without ``propagation`` there is
+    no propagation search."""
 
-    def __init__(self, mb, max_memory_gb, *, lp: bool = True):
+    def __init__(self, mb, max_memory_gb, *, lp: bool = True, propagation: bool = True):
         self.mb = mb
         self.tab = flat_tables(mb.tables)              # shared by the searches
         self.kernel = _Kernel(mb, self.tab, lp_sweeps=_LP_SWEEPS if lp else 0)
         self.use_lp = lp
+        self.use_propagation = lp and propagation
         # built on their first turn: the dive may end first
-        self.andor = self.lp = self.prop = None
+        self.andor = self.lp = None
         self.max_memory_gb = max_memory_gb
         self.lp_excess = mb.stats["mplp_bounds"][-1] - mb.constant
 
@@ -382,9 +391,8 @@ class _Solver:
         status = "optimal"
         # seconds of the OR dive, the AND/OR search and the LP search: they take turns
         # by time, not nodes, since their nodes cost very different amounts
-        spent = [0.0, 0.0] + [0.0 if self.use_lp else np.inf] * 2
-        if probe is not None:
-            spent[3] = probe_seconds
+        spent = [0.0, 0.0, 0.0 if self.use_lp else np.inf,
+                 probe_seconds if self.use_propagation and probe is not None else np.inf]
         with clock.interruptible():
             while not kernel.finished:
                 turn = clock.now()
@@ -408,12 +416,6 @@ class _Solver:
                         andor.restart(kernel.incumbent)
                     bar.update(andor.run(_NODES_PER_CALL // 4))
                 elif engine == 3:
-                    if prop is None:
-                        if self.prop is None:
-                            self.prop = PropagationSearch(self.tab, mb.originals, mb.arity,
-                                                          kernel.scalars, kernel.best)
-                        prop = self.prop
-                        prop.reset()
                     bar.update(prop.run(_PROPAGATION_NODES))
                 else:
                     if lp is None:

@@ -1,0 +1,104 @@
+"""The propagation search on shifted tables, against brute force and a direct
+computation of its reduced costs."""
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from twlib.inference.andor import flat_tables, tables_total
+from twlib.inference.minibucket import shifted_tables
+from twlib.inference.propagation import PropagationSearch
+
+from .test_minibucket import brute_force, random_model
+
+
+def search_over(model, evidence, mplp_seconds, **options):
+    shifted = shifted_tables(model, evidence, mplp_seconds=mplp_seconds)
+    tab = flat_tables(shifted.tables)
+    search = PropagationSearch(tab, len(shifted.tables), shifted.arity, np.array([-np.inf]),
+                               np.zeros(len(shifted.arity), dtype=np.int64), **options)
+    return shifted, tab, search
+
+
+def direct_reduced_costs(shifted, search):
+    """Each allowed value's reduced cost from the tables and the domains alone."""
+    dom = search.dom
+    out = {}
+    for y in range(len(shifted.arity)):
+        around = [(scope, t) for scope, t in shifted.tables if y in scope]
+        if search.dsize[y] < 2 or not around:
+            continue
+        for b in range(shifted.arity[y]):
+            if not dom[y, b]:
+                continue
+            total = 0.0
+            for scope, t in around:
+                allowed = np.ix_(*(dom[v, :shifted.arity[v]] for v in scope))
+                inside = t[allowed]
+                at_b = np.take(inside, list(np.flatnonzero(dom[y, :shifted.arity[y]])).index(b),
+                               axis=scope.index(y))
+                total += inside.max() - (at_b.max() if at_b.size else -np.inf)
+            out[y, b] = total
+    return out
+
+
+def close(a, b):
+    return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), zeros=st.sampled_from([0.0, 0.3]),
+       mplp=st.sampled_from([0.0, 1.0]), budget=st.sampled_from([1, 3, 1000]))
+def test_the_search_ends_at_the_brute_force_optimum_and_its_bound_always_holds(
+        seed, n_vars, zeros, mplp, budget):
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    shifted, tab, search = search_over(model, evidence, mplp)
+    while not search.finished:
+        assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
+        search.run(budget)
+    assert close(search.incumbent, top)
+    if top > -np.inf:
+        assert close(tables_total(search.best, len(shifted.tables), tab), top)
+        row = search.best.copy()
+        for v, s in shifted.evidence.items():
+            row[v] = s
+        assert close(model.log_values([row])[0], top)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7), zeros=st.sampled_from([0.0, 0.3]))
+def test_the_reduced_costs_kept_up_to_date_equal_a_direct_computation(seed, n_vars, zeros):
+    model, evidence = random_model(seed, n_vars, zeros)
+    shifted, _, search = search_over(model, evidence, 0.5)
+    red = search.work[5]
+    for _ in range(30):
+        if search.finished:
+            break
+        for (y, b), cost in direct_reduced_costs(shifted, search).items():
+            assert cost == np.inf or close(red[y, b], cost)
+        search.run(1)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(3, 7))
+def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n_vars):
+    model, evidence = random_model(seed, n_vars, 0.0)
+    top, _ = brute_force(model, evidence)
+    _, _, search = search_over(model, evidence, 0.0, trail_bytes=200)
+    while not search.finished and not search.stalled:
+        search.run(5)
+    assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
+    if search.finished:
+        assert close(search.incumbent, top)
+    assert search.run(5) == 0 or not search.stalled
+
+
+def test_an_incumbent_given_by_another_search_prunes_and_is_kept():
+    model, evidence = random_model(7, 6, 0.0)
+    top, _ = brute_force(model, evidence)
+    _, _, search = search_over(model, evidence, 0.0)
+    scalars, best = np.array([top]), np.full(len(search.arity), -1, dtype=np.int64)
+    search.share(scalars, best)
+    while not search.finished:
+        search.run(100)
+    assert scalars[0] == top and (best == -1).all()     # nothing beats it, nothing replaced it
