@@ -80,17 +80,21 @@ def test_the_reduced_costs_kept_up_to_date_equal_a_direct_computation(seed, n_va
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), n_vars=st.integers(3, 7))
-def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n_vars):
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(3, 7),
+       trail_bytes=st.sampled_from([200, 2000, 20000]))
+def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n_vars,
+                                                                        trail_bytes):
     model, evidence = random_model(seed, n_vars, 0.0)
     top, _ = brute_force(model, evidence)
-    _, _, search = search_over(model, evidence, 0.0, trail_bytes=200)
+    _, _, search = search_over(model, evidence, 0.0, trail_bytes=trail_bytes)
     while not search.finished and not search.stalled:
         search.run(5)
     assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
     if search.finished:
         assert close(search.incumbent, top)
-    assert search.run(5) == 0 or not search.stalled
+    else:                                       # stalled: it stays where it stopped
+        nodes = search.nodes
+        assert search.run(5) == 0 and search.stalled and search.nodes == nodes
 
 
 def test_an_incumbent_given_by_another_search_prunes_and_is_kept():
