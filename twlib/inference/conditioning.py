@@ -42,7 +42,7 @@ from ..graphs import clique_tree, elimination_order
 from ..parallel import run_tasks, task_count
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree, tables_gib
-from .minibucket import affordable_i_bound, mini_buckets
+from .minibucket import affordable_i_bound, check_memory_budget, mini_buckets
 
 __all__ = ["Cutset", "Marginals", "choose_cutset", "conditioned_posteriors",
            "posterior_marginals"]
@@ -111,8 +111,7 @@ def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
     (True, True)
     """
     model = as_factor_model(model)
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    check_memory_budget(max_memory_gb)
     fixed = evidence_indices(model, evidence)
     graph = model.interaction_graph()
     graph.remove_nodes_from(fixed)
@@ -309,8 +308,7 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     """
     model = as_factor_model(model)
     clock.check_time_limit(time_limit)
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    check_memory_budget(max_memory_gb)
     fixed = evidence_indices(model, evidence)
     started = clock.now()
     try:

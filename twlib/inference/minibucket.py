@@ -38,7 +38,7 @@ from .cost_shifting import mplp
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
-           "message_bytes", "largest_i_bound", "log_tables", "default_order",
+           "check_memory_budget", "message_bytes", "largest_i_bound", "log_tables", "default_order",
            "affordable_i_bound", "TASKS"]
 
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
@@ -169,8 +169,7 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     check_i_bound(i_bound)
     if task not in TASKS:
         raise InputError(f"task must be one of {TASKS}, got {task!r}")
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    check_memory_budget(max_memory_gb)
     if not mplp_seconds >= 0 or (mplp_seconds > 0 and task != "max"):
         raise InputError(f"mplp_seconds must be >= 0 and is for the task 'max' only, got "
                          f"{mplp_seconds!r} with task {task!r}")
@@ -225,6 +224,18 @@ def check_i_bound(i_bound) -> None:
     """
     if isinstance(i_bound, bool) or not isinstance(i_bound, (int, np.integer)) or i_bound < 1:
         raise InputError(f"the i-bound must be an integer >= 1, got {i_bound!r}")
+
+
+def check_memory_budget(max_memory_gb) -> None:
+    """InputError unless ``max_memory_gb`` is positive.
+
+    >>> check_memory_budget(0)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: max_memory_gb must be positive, got 0
+    """
+    if not max_memory_gb > 0:
+        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
 
 
 def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:

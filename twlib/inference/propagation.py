@@ -170,7 +170,7 @@ class PropagationSearch:
         self.step = step
         self.target[0] = -np.inf
         if step < _LARGEST_STEP * self.scale:
-            self.target[0] = max(self.proved - step, -np.inf)
+            self.target[0] = self.proved - step
         if not self.target[0] > self.incumbent:
             self.target[0] = -np.inf
 

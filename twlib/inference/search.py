@@ -56,8 +56,8 @@ from .junction_tree import JunctionTree
 from .lp_search import LPSearch, lp_arrays, round_into_incumbent
 from .propagation import PropagationSearch
 from .kernels import flat_factors, log_values
-from .minibucket import (affordable_i_bound, check_i_bound, default_order, mini_buckets,
-                         shifted_tables)
+from .minibucket import (affordable_i_bound, check_i_bound, check_memory_budget,
+                         default_order, mini_buckets, shifted_tables)
 
 __all__ = ["MPEResult", "MPESearch", "branch_and_bound_mpe", "most_probable_explanation",
            "with_likelihoods"]
@@ -147,8 +147,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     """
     clock.check_time_limit(time_limit)
     check_i_bound(i_bound)
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    check_memory_budget(max_memory_gb)
     model = as_factor_model(model)
     compiled = clock.compile_seconds()
     started = clock.now()
@@ -176,7 +175,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
         mb = mini_buckets(model, i_bound, evidence, task="max", shifted=shifted,
                           max_memory_gb=max_memory_gb)
         heuristic_seconds = clock.now() - started
-        solver = _Solver(mb, max_memory_gb, propagation=propagation)
+        solver = _Solver(mb, max_memory_gb)
         result = solver.solve(model, mb.evidence, log_value, started=started,
                               time_limit=time_limit, progress=progress, probe=probe,
                               probe_seconds=probe_seconds, history=history)
@@ -331,17 +330,15 @@ class _Solver:
     """The OR dive, the AND/OR search, the LP search over mini-buckets ``mb`` and
     the propagation search given to :meth:`solve`, taking turns until one
     proves the incumbent they share; all are kept, and reset, between runs.
-    Without ``lp`` there is no LP search, rounding, test of the dive's open
-    nodes or propagation search: a prepared search answers many small queries,
-    each in less time than one rounding takes; without ``propagation`` there is
-    no propagation search."""
+    Without ``lp`` there is no LP search, rounding or test of the dive's open
+    nodes: a prepared search answers many small queries, each in less time than
+    one rounding takes, and is given no propagation search."""
 
-    def __init__(self, mb, max_memory_gb, *, lp: bool = True, propagation: bool = True):
+    def __init__(self, mb, max_memory_gb, *, lp: bool = True):
         self.mb = mb
         self.tab = flat_tables(mb.tables)              # shared by the searches
         self.kernel = _Kernel(mb, self.tab, lp_sweeps=_LP_SWEEPS if lp else 0)
         self.use_lp = lp
-        self.use_propagation = lp and propagation
         # built on their first turn: the dive may end first
         self.andor = self.lp = None
         self.max_memory_gb = max_memory_gb
@@ -392,7 +389,7 @@ class _Solver:
         # seconds of the OR dive, the AND/OR search and the LP search: they take turns
         # by time, not nodes, since their nodes cost very different amounts
         spent = [0.0, 0.0, 0.0 if self.use_lp else np.inf,
-                 probe_seconds if self.use_propagation and probe is not None else np.inf]
+                 np.inf if probe is None else probe_seconds]
         with clock.interruptible():
             while not kernel.finished:
                 turn = clock.now()
@@ -830,8 +827,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     """
     clock.check_time_limit(time_limit)
     model = with_likelihoods(model, soft_evidence)
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
+    check_memory_budget(max_memory_gb)
     in_time = 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30
     # the restarts that look for a smaller tree get a twentieth of the time: they
     # decide whether the tree fits, and are lost time when it does not
