@@ -10,7 +10,7 @@ from twlib import datasets, errors
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree
 from twlib.inference.cost_shifting import mplp
-from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets
+from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets, shifted_tables
 from twlib.inference.search import (MPESearch, _Kernel, branch_and_bound_mpe,
                                    most_probable_explanation)
 
@@ -94,6 +94,22 @@ def test_mplp_keeps_every_value_and_lowers_a_bound(seed, n_vars, zeros):
         assert after == pytest.approx(before, rel=1e-9, abs=1e-9) or before == after == -np.inf
     if top > -np.inf:
         assert mini_buckets(model, 2, evidence, mplp_seconds=1).bound >= top - 1e-9 * abs(top)
+
+
+def test_tables_over_the_same_variables_are_added_into_one():
+    from twlib.factors import Factor, FactorModel
+
+    rng = np.random.default_rng(3)
+    states = {"a": ["0", "1"], "b": ["0", "1", "2"], "c": ["0", "1"]}
+    factors = [Factor(("a", "b"), rng.random((2, 3))), Factor(("b", "a"), rng.random((3, 2))),
+               Factor(("c",), rng.random(2)), Factor(("a", "b"), rng.random((2, 3))),
+               Factor(("c",), np.array([0.0, 1.0]))]
+    model = FactorModel(["a", "b", "c"], states, factors)
+    tables = shifted_tables(model, mplp_seconds=0).tables
+    assert sorted(scope for scope, _ in tables) == [(0, 1), (2,)]
+    for row in itertools.product(range(2), range(3), range(2)):
+        merged = sum(float(t[tuple(row[v] for v in scope)]) for scope, t in tables)
+        assert merged == pytest.approx(model.log_values(np.array([row]))[0])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -315,8 +315,28 @@ def _plan(scopes, arity, order, i_bound):
 def _prepared(model, evidence, order):
     """The log tables, arities, evidence and elimination order (indices) of a pass."""
     tables, arity, ev = log_tables(model, evidence)
+    tables = _merged(tables)
     free = [v for v in range(len(arity)) if v not in ev]
     return tables, arity, ev, _order(tables, free, list(model.variables), order)
+
+
+def _merged(tables):
+    """Tables over the same variables added into one, in the first one's axis order.
+
+    Apart, each is bounded by its own maximum and MPLP treats them as separate
+    factors that need only agree on single variables; summed, their bound is the
+    maximum of the sum, never looser, and every pass has fewer tables to visit
+    (the UAI ``wcsp`` instances list most pairs several times).
+    """
+    merged = {}
+    for scope, values in tables:
+        key = frozenset(scope)
+        if key in merged:
+            first, total = merged[key]
+            merged[key] = (first, total + np.transpose(values, [scope.index(v) for v in first]))
+        else:
+            merged[key] = (scope, values)
+    return list(merged.values())
 
 
 def _order(tables, free, names, order):

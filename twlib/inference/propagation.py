@@ -41,9 +41,13 @@ weight, its weight its number of tables plus the failures it has caused (a
 form of dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004); its values are
 tried in order of reduced cost.  The node's bound is ``B`` lowered by the
 largest over the variables of their smallest reduced cost (every assignment
-pays at least that on each variable).  A removed value makes a table's maxima
-be computed again only when one of them may have been reached at that value,
-and the reduced costs are kept up to date table by table.  Undo is a trail of
+pays at least that on each variable).  The branching is binary: once a value
+has been tried and nothing with it beats the floor, it leaves the domain and
+that removal is propagated before the next value is tried (the branch
+``x != a``, as toulbar2 and constraint solvers branch).  A removed value makes
+a table's maxima be computed again only when one of them may have been reached
+at that value, and the reduced costs, like the sum of the maxima, are kept up
+to date table by table.  Undo is a trail of
 removed values and of the table maxima saved before they were recomputed, so
 the search can stop after any number of nodes and resume.
 """
@@ -110,14 +114,15 @@ class PropagationSearch:
         self.weight = np.ones(n)
         # the tables' maxima within the domains, overall and at each value of each
         # of their variables; the values' reduced costs kept up to date as the sum
-        # of their finite terms and the count of their infinite ones
+        # of their finite terms and the count of their infinite ones, and so is
+        # the sum of the maxima (the last two arrays)
         self.work = (self.dom, self.dsize, self.weight, np.empty(count),
                      np.empty((len(inc_slot), top)), np.zeros((n, top)),
                      np.zeros((n, top), dtype=np.int64),
                      np.full(count, -1, dtype=np.int64), np.empty(count, dtype=np.int64),
                      np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
-                     np.empty(trail_floats))
+                     np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64))
@@ -291,13 +296,46 @@ def _scan(t, static, work):
             k, a = k_of_slot[j], (e // stride[j]) % arity[var[j]]
             if value > mm[k, a]:
                 mm[k, a] = value
-    tmax[t] = top
+    _set_max(t, top, work)
+
+
+@nb.njit(cache=True)
+def _set_max(t, value, work):
+    """Table ``t``'s maximum set to ``value``, and the sum of the maxima with it."""
+    tmax, finite, infinite = work[3], work[12], work[13]
+    if tmax[t] == -np.inf:
+        infinite[0] -= 1
+    else:
+        finite[0] -= tmax[t]
+    tmax[t] = value
+    if value == -np.inf:
+        infinite[0] += 1
+    else:
+        finite[0] += value
+
+
+@nb.njit(cache=True)
+def _total(exact, work):
+    """The sum of the tables' maxima: as kept up to date, or with ``exact``
+    summed again (and stored)."""
+    tmax, finite, infinite = work[3], work[12], work[13]
+    if infinite[0] > 0:
+        return -np.inf
+    if exact:
+        total = 0.0
+        for t in range(tmax.shape[0]):
+            total += tmax[t]
+        finite[0] = total
+    return finite[0]
 
 
 @nb.njit(cache=True)
 def _rescan_all(count, static, work):
+    work[3][:] = 0.0
     work[5][:] = 0.0
     work[6][:] = 0
+    work[12][0] = 0.0
+    work[13][0] = 0
     for t in range(count):
         _scan(t, static, work)
         _account(t, 1, static, work)
@@ -334,7 +372,7 @@ def _save(t, state, static, work):
 def _undo(marks, state, static, work):
     """Back to the trail lengths ``marks`` (values, tables, floats)."""
     ptr, var, _, _, _, _, arity, _, _, k_of_slot = static
-    dom, dsize, _, tmax, mm, _, _, stamp, _, dtrail, ttrail, ftrail = work
+    dom, dsize, _, tmax, mm, _, _, stamp, _, dtrail, ttrail, ftrail, _, _ = work
     top = dom.shape[1]
     while state[4] > marks[0]:
         state[4] -= 1
@@ -351,7 +389,7 @@ def _undo(marks, state, static, work):
             f -= a
             mm[k_of_slot[j], :a] = ftrail[f:f + a]
         f -= 1
-        tmax[t] = ftrail[f]
+        _set_max(t, ftrail[f], work)
         _account(t, 1, static, work)
         stamp[t] = -1
     state[6] = f
@@ -396,7 +434,7 @@ def _propagate(state, scalars, target, static, work, start):
     better than the floor, until nothing changes; the node's bound, or ``-inf``
     when a domain empties (the culprit's weight grows) or the trail is full."""
     _, _, _, _, _, _, arity, inc_ptr, inc_table, _ = static
-    dom, dsize, weight, tmax, _, _, _, stamp, touched, dtrail, _, _ = work
+    dom, dsize, weight, _, _, _, _, stamp, touched, dtrail, _, _, _, _ = work
     n = arity.shape[0]
     top = dom.shape[1]
     floor = _floor(scalars, target)
@@ -420,9 +458,9 @@ def _propagate(state, scalars, target, static, work, start):
         start = end
         for i in range(rescanned):
             stamp[touched[i]] = state[7]
-        total = 0.0
-        for t in range(tmax.shape[0]):
-            total += tmax[t]
+        total = _total(False, work)
+        if not total > floor + _NEAR * (1.0 + abs(floor)):
+            total = _total(True, work)
         if not total > floor:
             return -np.inf
         changed = False
@@ -493,6 +531,7 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
                     break
                 state[0] = level - 1
                 _undo(level_marks[level - 1], state, static, work)
+                _refute(level - 1, state, scalars, target, static, work, levels)
                 state[1] = 1
                 continue
             red = work[5][x]
@@ -518,6 +557,7 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
                 break
             state[0] = level - 1
             _undo(level_marks[level - 1], state, static, work)
+            _refute(level - 1, state, scalars, target, static, work, levels)
             continue
         a = level_order[level, level_next[level]]
         level_next[level] += 1
@@ -537,4 +577,26 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
         else:
             weight[x] += 1.0
             _undo(level_marks[level], state, static, work)
+            _refute(level, state, scalars, target, static, work, levels)
     state[3] += nodes
+
+
+@nb.njit(cache=True)
+def _refute(level, state, scalars, target, static, work, levels):
+    """After the level's last value tried is done with (nothing with it beats the
+    floor), remove it from its variable's domain and propagate, as the branch
+    ``x != a`` of binary branching; when that leaves no value able to beat the
+    floor, the level is done with too."""
+    level_var, level_order, level_count, level_next, level_marks = levels
+    dom, dsize = work[0], work[1]
+    x = level_var[level]
+    a = level_order[level, level_next[level] - 1]
+    if level_next[level] == level_count[level] or dsize[x] < 2 or not dom[x, a]:
+        return
+    # the trail is where the value's trial started from
+    state[7] += 1
+    _remove(x, a, state, work)
+    if not _propagate(state, scalars, target, static, work,
+                      level_marks[level, 0]) > _floor(scalars, target):
+        _undo(level_marks[level], state, static, work)
+        level_next[level] = level_count[level]

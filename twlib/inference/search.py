@@ -244,7 +244,6 @@ class MPESearch:
                  mplp_seconds: float = 1.0):
         model = as_factor_model(model)
         slots = [Factor((v,), np.ones(model.arity(v))) for v in model.variables]
-        self._first_slot = len(model.factors)
         self.model = model
         self._index = {v: k for k, v in enumerate(model.variables)}
         started = clock.now()
@@ -256,6 +255,12 @@ class MPESearch:
             raise ZeroEvidenceError("every assignment of the model has probability zero"
                                     ) from None
         self._solver = _Solver(mb, max_memory_gb, lp=False)
+        # each variable's table of its own (its slot, added into any other table
+        # over it alone), where a query's evidence is written
+        self._slot = np.empty(len(model.variables), dtype=np.int64)
+        for t, (scope, _) in enumerate(mb.tables[:mb.originals]):
+            if len(scope) == 1:
+                self._slot[scope[0]] = t
         self._tree_seconds = None               # the fallback tree's last query
         scopes, strides, offsets, values = flat_factors(model)
         with np.errstate(divide="ignore"):
@@ -288,7 +293,7 @@ class MPESearch:
         started = clock.now()
         ev = {self._index[v]: s for v, s in evidence_indices(self.model, evidence).items()}
         _, _, _, offset, values = self._solver.tab
-        ruled_out = [offset[self._first_slot + v] + a for v, s in ev.items()
+        ruled_out = [offset[self._slot[v]] + a for v, s in ev.items()
                      for a in range(self.model.arity(self.model.variables[v])) if a != s]
         kept = values[ruled_out].copy()
         values[ruled_out] = -np.inf
