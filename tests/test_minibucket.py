@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from twlib import datasets, errors
 from twlib.inference import JunctionTree
-from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree
+from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree, tables_total
 from twlib.inference.cost_shifting import mplp
 from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets, shifted_tables
 from twlib.inference.search import (MPESearch, _Kernel, branch_and_bound_mpe,
@@ -226,6 +226,31 @@ def test_conditional_modes_end_where_no_single_move_helps(seed, n_vars):
             moved = found.copy()
             moved[v] = a
             assert model.log_values([moved])[0] <= value + 1e-9 * max(1.0, abs(value))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 6), zeros=st.sampled_from([0.0, 0.3]))
+def test_the_local_search_only_raises_the_incumbent_and_keeps_its_value(seed, n_vars, zeros):
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    if top == -np.inf:
+        return
+    mb = mini_buckets(model, 2, evidence)
+    tab = flat_tables(mb.tables)
+    kernel = _Kernel(mb, tab)
+    assert kernel.local_search(5) == 0          # nothing to start from
+    rng = np.random.default_rng(seed)
+    kernel.best[:] = [rng.integers(a) for a in mb.arity]
+    for v, s in mb.evidence.items():
+        kernel.best[v] = s
+    kernel.scalars[0] = tables_total(kernel.best, mb.originals, tab)
+    for _ in range(3):
+        before = kernel.incumbent
+        kernel.local_search(20)
+        assert kernel.incumbent >= before
+        assert kernel.incumbent == tables_total(kernel.best, mb.originals, tab)
+        assert kernel.incumbent <= top + 1e-9 * max(1.0, abs(top))
+        assert all(kernel.best[v] == s for v, s in mb.evidence.items())
 
 
 def and_or_to_the_end(mb, incumbent, cache_entries):

@@ -27,7 +27,10 @@ of ties it stays flat for dozens of levels.  So an open node popped for the
 first time is bounded again by MPLP on the tables conditioned on its prefix
 (:func:`~twlib.inference.cost_shifting.conditioned_bound`) and dropped when
 that refutes it, and the LP search of :mod:`twlib.inference.lp_search` takes
-turns with the dive and the AND/OR search on their shared incumbent.
+turns with the dive and the AND/OR search on their shared incumbent, as do the
+propagation search of :mod:`twlib.inference.propagation` and an iterated local
+search (random kicks of a few variables from the incumbent, each polished by
+conditional modes), whose share of the time shrinks while it finds nothing.
 
 The search runs in a compiled kernel for a budget of nodes at a time; between
 budgets the clock (:mod:`twlib.clock`: compiling does not count) and Ctrl-C are
@@ -93,6 +96,11 @@ _LP_SHARE_LOOSE = 0.05
 # The propagation search's share (the others' is 1) once the bound it proves, by
 # refuting targets, is the best: on the wcsp instances no other search lowers it
 _PROPAGATION_SHARE_AHEAD = 3.0
+# Kicks of the iterated local search per turn.  Its share of the time is 1 (as the
+# others') after a turn that raised the incumbent and 1 / (1 + k) after k turns in a
+# row that did not: it only raises the incumbent, which a proof near its end does
+# not need (Grids_28 lost its proof to a fixed quarter share)
+_LOCAL_KICKS = 50
 # Where those tests keep failing (a loose LP, as on grids), at most one node in
 # 2^16 is tested
 _MOST_SKIPPED_DOUBLINGS = 16
@@ -391,20 +399,27 @@ class _Solver:
             kernel.round_root()
             record(-np.inf)
         status = "optimal"
-        # seconds of the OR dive, the AND/OR search and the LP search: they take turns
-        # by time, not nodes, since their nodes cost very different amounts
+        # seconds of the OR dive, the AND/OR search, the LP search, the propagation
+        # search and the local search: they take turns by time, not nodes, since
+        # their nodes cost very different amounts
         spent = [0.0, 0.0, 0.0 if self.use_lp else np.inf,
-                 np.inf if probe is None else probe_seconds]
+                 np.inf if probe is None else probe_seconds, 0.0 if self.use_lp else np.inf]
+        local_misses = 0
         with clock.interruptible():
             while not kernel.finished:
                 turn = clock.now()
-                share = [1.0, 1.0, 1.0, 1.0]
+                share = [1.0, 1.0, 1.0, 1.0, 1.0 / (1 + local_misses / 8)]
                 bound = self._bound(andor, lp, prop)
                 if self.use_lp and self.lp_excess > bound - kernel.incumbent:
                     share[2] = share[3] = _LP_SHARE_LOOSE
                 elif prop is not None and prop.bound() <= bound:
                     share[3] = _PROPAGATION_SHARE_AHEAD
-                engine = min(range(4), key=lambda e: spent[e] / share[e])
+                # the local search starts from an incumbent, and without the time
+                # the others had before there was one
+                local = kernel.incumbent > -np.inf and np.isfinite(spent[4])
+                if not local and self.use_lp:
+                    spent[4] = min(spent[e] / share[e] for e in range(4))
+                engine = min(range(5 if local else 4), key=lambda e: spent[e] / share[e])
                 before = kernel.incumbent
                 if engine == 0:
                     bar.update(kernel.run(_NODES_PER_CALL))
@@ -419,6 +434,9 @@ class _Solver:
                     bar.update(andor.run(_NODES_PER_CALL // 4))
                 elif engine == 3:
                     bar.update(prop.run(_PROPAGATION_NODES))
+                elif engine == 4:
+                    kernel.local_search(_LOCAL_KICKS)
+                    local_misses = 0 if kernel.incumbent > before else local_misses + 1
                 else:
                     if lp is None:
                         if self.lp is None:
@@ -557,6 +575,7 @@ class _Kernel:
         self.state[8] = self.backtracks_per_dive
         self.scalars[:] = -np.inf, np.inf
         self.nodes = 0
+        self.local_calls = 0
         if len(self.seq) == 0:                                  # all observed
             self.scalars[0] = self.constant
             self.state[1] = 1
@@ -587,6 +606,18 @@ class _Kernel:
         conditioned_bound(fixed, self.assign, originals, stride, offset, size, self.tab[4], work,
                           self.arity, inc_ptr, inc_table, inc_slot, 0, np.inf)
         round_into_incumbent(self.assign, self.lp, self.tab, self.arity, self.scalars, self.best)
+
+    def local_search(self, kicks: int) -> int:
+        """Iterated local search from the incumbent (Lourenço, Martin & Stützle
+        2003): ``kicks`` times, set two to eight random variables to random values
+        and polish by conditional modes; a better assignment becomes the
+        incumbent.  Seeded by the number of calls, so a run repeats."""
+        if self.incumbent == -np.inf or len(self.seq) == 0:
+            return 0
+        self.local_calls += 1
+        _iterated_modes(self.best, self.scalars, self.seq, self.arity, self.around, self.tab,
+                        self.originals, kicks, self.local_calls)
+        return kicks
 
     def polish(self) -> None:
         """Improve the incumbent by iterated conditional modes."""
@@ -643,6 +674,24 @@ def _conditional_modes(assign, seq, arity, around, tab):
             assign[x] = best
             if best != now:
                 moved = True
+
+
+@nb.njit(cache=True)
+def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
+    """The kicks of :meth:`_Kernel.local_search`, each from the incumbent ``best``
+    (value ``scalars[0]``)."""
+    np.random.seed(seed)
+    trial = best.copy()
+    for _ in range(kicks):
+        trial[:] = best
+        for _ in range(np.random.randint(2, 9)):
+            x = seq[np.random.randint(seq.shape[0])]
+            trial[x] = np.random.randint(arity[x])
+        _conditional_modes(trial, seq, arity, around, tab)
+        value = tables_total(trial, count, tab)
+        if value > scalars[0]:
+            scalars[0] = value
+            best[:] = trial
 
 
 @nb.njit(cache=True)
