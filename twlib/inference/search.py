@@ -97,9 +97,9 @@ _LP_SHARE_LOOSE = 0.05
 # refuting targets, is the best: on the wcsp instances no other search lowers it
 _PROPAGATION_SHARE_AHEAD = 3.0
 # Kicks of the iterated local search per turn.  Its share of the time is 1 (as the
-# others') after a turn that raised the incumbent and 1 / (1 + k) after k turns in a
-# row that did not: it only raises the incumbent, which a proof near its end does
-# not need (Grids_28 lost its proof to a fixed quarter share)
+# others') after a turn that raised the incumbent and 1 / (1 + k / 8) after k turns
+# in a row that did not: it only raises the incumbent, which a proof near its end
+# does not need
 _LOCAL_KICKS = 50
 # Where those tests keep failing (a loose LP, as on grids), at most one node in
 # 2^16 is tested
