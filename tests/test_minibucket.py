@@ -251,6 +251,12 @@ def test_the_local_search_only_raises_the_incumbent_and_keeps_its_value(seed, n_
         assert kernel.incumbent == tables_total(kernel.best, mb.originals, tab)
         assert kernel.incumbent <= top + 1e-9 * max(1.0, abs(top))
         assert all(kernel.best[v] == s for v, s in mb.evidence.items())
+        value = kernel.incumbent
+        for v in mb.order if value > -np.inf else ():   # kicks end at local optima
+            for a in range(mb.arity[v]):
+                moved = kernel.best.copy()
+                moved[v] = a
+                assert tables_total(moved, mb.originals, tab) <= value + 1e-9 * max(1.0, abs(value))
 
 
 def and_or_to_the_end(mb, incumbent, cache_entries):
