@@ -29,9 +29,9 @@ first time is bounded again by MPLP on the tables conditioned on its prefix
 that refutes it, and the LP search of :mod:`twlib.inference.lp_search` takes
 turns with the dive and the AND/OR search on their shared incumbent, as do the
 propagation search of :mod:`twlib.inference.propagation` and an iterated local
-search (random kicks of up to 32 variables from the incumbent, each polished
-by conditional modes, the kicked variables held until their neighbours have
-adapted), whose share of the time shrinks while it finds nothing.
+search (random kicks of up to 32 connected variables of the incumbent, each
+polished by conditional modes, the kicked variables held until their
+neighbours have adapted), whose share of the time shrinks while it finds nothing.
 
 The search runs in a compiled kernel for a budget of nodes at a time; between
 budgets the clock (:mod:`twlib.clock`: compiling does not count) and Ctrl-C are
@@ -102,8 +102,8 @@ _PROPAGATION_SHARE_AHEAD = 5.0
 # in a row that did not: it only raises the incumbent, which a proof near its end
 # does not need
 _LOCAL_KICKS = 200
-# A kick sets 2 to this many variables at random: leaving a basin can take
-# twenty variables moved at once (ObjectDetection_11)
+# A kick sets 2 to this many connected variables to random values: leaving a
+# basin can take twenty variables moved at once (ObjectDetection_11)
 _LOCAL_KICK_MOST = 32
 # Where those tests keep failing (a loose LP, as on grids), at most one node in
 # 2^16 is tested
@@ -613,9 +613,9 @@ class _Kernel:
 
     def local_search(self, kicks: int) -> int:
         """Iterated local search from the incumbent (Lourenço, Martin & Stützle
-        2003): ``kicks`` times, set two to 32 random variables to random values
-        and polish by conditional modes; an assignment at least as good becomes
-        the incumbent.  Seeded by the number of calls, so a run repeats."""
+        2003): ``kicks`` times, set two to 32 variables connected by the tables,
+        around a random one, to random values and polish by conditional modes;
+        an assignment at least as good becomes the incumbent.  Seeded by the number of calls, so a run repeats."""
         if self.incumbent == -np.inf or len(self.seq) == 0:
             return 0
         self.local_calls += 1
@@ -684,18 +684,30 @@ def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
     queued = np.zeros(n, dtype=np.bool_)
     queue = np.empty(n, dtype=np.int64)
     kicked = np.empty(n, dtype=np.int64)
+    var_ptr, var = tab[0], tab[1]
+    ptr, ids = around
     for _ in range(kicks):
         trial[:] = best
-        change, size = 0.0, 0
-        for _ in range(np.random.randint(2, _LOCAL_KICK_MOST + 1)):
-            x = seq[np.random.randint(seq.shape[0])]
+        # a connected set, grown breadth first from a random variable: scattered
+        # variables, each held by neighbours that did not move, escaped less
+        most = np.random.randint(2, _LOCAL_KICK_MOST + 1)
+        kicked[0] = seq[np.random.randint(seq.shape[0])]
+        movable[kicked[0]] = False
+        size, head = 1, 0
+        while head < size and size < most:
+            y = kicked[head]
+            head += 1
+            for j in range(ptr[y], ptr[y + 1]):
+                for k in range(var_ptr[ids[j]], var_ptr[ids[j] + 1]):
+                    if movable[var[k]] and size < most:
+                        movable[var[k]] = False
+                        kicked[size] = var[k]
+                        size += 1
+        change = 0.0
+        for x in kicked[:size]:
             before = tables_sum(around, x, trial, tab)
             trial[x] = np.random.randint(arity[x])
             change += tables_sum(around, x, trial, tab) - before
-            if movable[x]:
-                movable[x] = False
-                kicked[size] = x
-                size += 1
         # the kicked variables are held while their neighbours adapt, and then
         # released: polished at once, they would only go back to the incumbent
         around_kick = _neighbours(kicked[:size], queue, queued, movable, around, tab)
