@@ -710,7 +710,9 @@ def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
             change += tables_sum(around, x, trial, tab) - before
         # the kicked variables are held while their neighbours adapt, and then
         # released: polished at once, they would only go back to the incumbent
-        around_kick = _neighbours(kicked[:size], queue, queued, movable, around, tab)
+        around_kick = 0
+        for x in kicked[:size]:
+            around_kick = _queue_neighbours(x, queue, around_kick, queued, movable, around, tab)
         change += _modes_from(trial, queue, around_kick, queued, movable, arity, around, tab)
         movable[kicked[:size]] = True
         queue[:size] = kicked[:size]
@@ -730,30 +732,25 @@ def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
 
 
 @nb.njit(cache=True)
-def _neighbours(variables, queue, queued, movable, around, tab):
-    """Write the movable neighbours of ``variables`` not yet ``queued`` into
-    ``queue`` (marking them); how many."""
+def _queue_neighbours(x, queue, end, queued, movable, around, tab):
+    """Append the movable neighbours of ``x`` not yet ``queued`` to the circular
+    ``queue`` from position ``end``, marking them; the new end."""
     var_ptr, var = tab[0], tab[1]
     ptr, ids = around
-    size = 0
-    for x in variables:
-        for j in range(ptr[x], ptr[x + 1]):
-            t = ids[j]
-            for k in range(var_ptr[t], var_ptr[t + 1]):
-                y = var[k]
-                if movable[y] and not queued[y]:
-                    queued[y] = True
-                    queue[size] = y
-                    size += 1
-    return size
+    for j in range(ptr[x], ptr[x + 1]):
+        for k in range(var_ptr[ids[j]], var_ptr[ids[j] + 1]):
+            y = var[k]
+            if movable[y] and not queued[y]:
+                queued[y] = True
+                queue[end % queue.shape[0]] = y
+                end += 1
+    return end
 
 
 @nb.njit(cache=True)
 def _modes_from(assign, queue, size, queued, movable, arity, around, tab):
     """Conditional modes on the variables of ``queue[:size]`` (marked in ``queued``)
     and then on the neighbours of each that moves; the change in value."""
-    var_ptr, var = tab[0], tab[1]
-    ptr, ids = around
     n, head, change = queue.shape[0], 0, 0.0
     while size > 0:
         x = queue[head]
@@ -776,14 +773,7 @@ def _modes_from(assign, queue, size, queued, movable, arity, around, tab):
         if best == now:
             continue
         change += best_value - now_value
-        for j in range(ptr[x], ptr[x + 1]):
-            t = ids[j]
-            for k in range(var_ptr[t], var_ptr[t + 1]):
-                y = var[k]
-                if movable[y] and not queued[y]:
-                    queued[y] = True
-                    queue[(head + size) % n] = y
-                    size += 1
+        size = _queue_neighbours(x, queue, head + size, queued, movable, around, tab) - head
     return change
 
 
