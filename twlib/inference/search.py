@@ -615,7 +615,8 @@ class _Kernel:
         """Iterated local search from the incumbent (Lourenço, Martin & Stützle
         2003): ``kicks`` times, set two to 32 variables connected by the tables,
         around a random one, to random values and polish by conditional modes;
-        an assignment at least as good becomes the incumbent.  Seeded by the number of calls, so a run repeats."""
+        an assignment at least as good becomes the incumbent.  Seeded by the
+        number of calls, so a run repeats."""
         if self.incumbent == -np.inf or len(self.seq) == 0:
             return 0
         self.local_calls += 1
@@ -684,25 +685,20 @@ def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
     queued = np.zeros(n, dtype=np.bool_)
     queue = np.empty(n, dtype=np.int64)
     kicked = np.empty(n, dtype=np.int64)
-    var_ptr, var = tab[0], tab[1]
-    ptr, ids = around
     for _ in range(kicks):
         trial[:] = best
         # a connected set, grown breadth first from a random variable: scattered
         # variables, each held by neighbours that did not move, escaped less
         most = np.random.randint(2, _LOCAL_KICK_MOST + 1)
         kicked[0] = seq[np.random.randint(seq.shape[0])]
-        movable[kicked[0]] = False
+        queued[kicked[0]] = True
         size, head = 1, 0
         while head < size and size < most:
-            y = kicked[head]
+            size = _queue_neighbours(kicked[head], kicked, size, queued, movable, around, tab)
             head += 1
-            for j in range(ptr[y], ptr[y + 1]):
-                for k in range(var_ptr[ids[j]], var_ptr[ids[j] + 1]):
-                    if movable[var[k]] and size < most:
-                        movable[var[k]] = False
-                        kicked[size] = var[k]
-                        size += 1
+        queued[kicked[:size]] = False
+        size = min(size, most)
+        movable[kicked[:size]] = False
         change = 0.0
         for x in kicked[:size]:
             before = tables_sum(around, x, trial, tab)
@@ -720,8 +716,7 @@ def _iterated_modes(best, scalars, seq, arity, around, tab, count, kicks, seed):
         change += _modes_from(trial, queue, size, queued, movable, arity, around, tab)
         # the running change decides whether the total is worth summing; a
         # table of zeros makes it meaningless, and then the total decides
-        tolerance = 1e-9 * max(1.0, abs(scalars[0]))
-        if np.isfinite(change) and scalars[0] + change < scalars[0] - tolerance:
+        if np.isfinite(change) and change < -1e-9 * max(1.0, abs(scalars[0])):
             continue
         value = tables_total(trial, count, tab)
         # an equal value is taken too: the next kicks start from elsewhere on
