@@ -361,3 +361,28 @@ def test_scoring_past_the_time_limit_is_announced():
     with pytest.warns(RuntimeWarning, match=r"at most 3 parents .* max_parents=2"):
         res = ilp.learn(data, time_limit=1e-7)
     assert res.score <= res.upper_bound
+
+
+def test_sink_heuristic_skips_an_order_that_places_a_required_parent_late():
+    from twlib.knowledge import Knowledge
+
+    data = _random_data(5, 4)
+    know = Knowledge(required=["v0 -> v2"])
+    fam = ilp.programme._Families(ParentSetScores(data, max_parents=2, knowledge=know))
+    assert ilp.programme._best_rows_for_order(fam, np.array([2, 0, 1, 3])) is None
+    rows = ilp.programme._best_rows_for_order(fam, np.array([0, 1, 2, 3]))
+    assert fam.members[rows[2], 0]
+
+
+def test_a_failing_callback_stops_the_solve_with_its_own_error(monkeypatch, capfd):
+    def broken(*args):
+        raise ValueError("a bug in the heuristic")
+
+    monkeypatch.setattr(ilp.programme, "_sink_order", broken)
+    monkeypatch.setattr(ilp.programme, "_DP_BOUND_VARS", 0)      # no optimum given up front
+    pss = ParentSetScores(_random_data(3, 10, rows=400), max_parents=3)
+    with pytest.raises(ilp.programme.SolverCallbackError,
+                       match="Sinks.heurexec raised ValueError: a bug in the heuristic") as err:
+        ilp.solve(pss, k=2, time_limit=30, relaxation_share=0.0)
+    assert isinstance(err.value.__cause__, ValueError)
+    assert "unspecified error" not in str(err.value) + capfd.readouterr().err

@@ -337,3 +337,60 @@ def test_a_pyagrum_learners_constraints_are_read_back(tmp_path):
     assert know.tier_of("lung") == 1 and know.no_parents == ["asia"]
     assert know.no_children == ["dysp"] and know.cap("xray") == 2
     assert Knowledge.from_pyagrum(gum.BNLearner(str(path))).required == []
+
+
+@st.composite
+def expert_on(draw, net):
+    """Knowledge an expert of ``net`` could give: tiers of its order, some of its arcs
+    required, reversals and non-arcs forbidden, maybe an in-degree cap."""
+    from twlib.knowledge import expert_knowledge
+
+    seed = draw(st.integers(0, 10_000))
+    know = expert_knowledge(net.parent_map(), draw(st.sampled_from([0.0, 0.05, 0.12])),
+                            draw(st.integers(0, 4)), forbidden_share=0.1, random_state=seed)
+    names = net.variables
+    rng = np.random.default_rng(seed)
+    arcs = set(net.arcs)
+    pairs = [(names[a], names[b]) for a, b in rng.integers(len(names), size=(12, 2)) if a != b]
+    know.forbidden += [p for p in pairs if p not in arcs and p[::-1] not in arcs][:5]
+    know.max_indegree = draw(st.sampled_from([None, 3]))
+    return Knowledge(required=know.required, forbidden=know.forbidden, tiers=know.tiers,
+                     max_indegree=know.max_indegree)
+
+
+@pytest.mark.parametrize("learner", ["ilp", "exact_width", "order_graph"])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_exact_learners_keep_random_expert_knowledge_on_a_20_variable_network(learner, data,
+                                                                              child_2000):
+    from twlib.datasets import load_network
+    from twlib.learn import exact_width, ilp
+
+    know = data.draw(expert_on(load_network("child")))
+    if learner == "ilp":
+        res = ilp.learn(child_2000, k=3, max_parents=2, knowledge=know, time_limit=20)
+    elif learner == "exact_width":
+        res = exact_width.learn(child_2000, 3, knowledge=know, time_limit=20)
+    else:
+        res = order_graph.learn(child_2000, max_parents=2, knowledge=know)
+    assert know.violations(res.parents) == []
+    assert res.status in ("optimal", "time_limit") and res.width in (None, 1, 2, 3)
+
+
+def test_ilp_under_tiers_required_and_forbidden_arcs_on_insurance_does_not_crash():
+    """The sink heuristic met an order with a required parent after its child (and the
+    ValueError came out as SCIP's 'unspecified error')."""
+    from twlib.datasets import load_network
+    from twlib.knowledge import expert_knowledge
+    from twlib.learn import ilp
+
+    net = load_network("insurance")
+    know = Knowledge(required=["RiskAversion -> SeniorTrain", "OtherCarCost -> PropCost",
+                               "SocioEcon -> OtherCar"],
+                     forbidden=["Cushioning -> SeniorTrain", "GoodStudent -> Mileage",
+                                "ILiCost -> PropCost", "ThisCarCost -> GoodStudent",
+                                "VehicleYear -> OtherCar"],
+                     tiers=expert_knowledge(net.parent_map(), 0.0, 4).tiers)
+    res = ilp.learn(net.sample(5000, random_state=0), k=3, max_parents=3, knowledge=know,
+                    time_limit=10)
+    assert know.violations(res.parents) == [] and res.width <= 3

@@ -143,10 +143,11 @@ class _Families:
                 for v, j in enumerate(rows)}
 
     def best_inside(self, v, allowed) -> int:
-        """Row of ``v``'s best kept family with every parent in ``allowed`` (a bool row)."""
+        """Row of ``v``'s best kept family with every parent in ``allowed`` (a bool row),
+        or -1 when none fits (knowledge may keep only families with a required parent)."""
         rows = self.of_child[v]
         fits = rows[~(self.members[rows] & ~allowed).any(axis=1)]
-        return int(fits[np.argmax(self.score[fits])])
+        return int(fits[np.argmax(self.score[fits])]) if fits.size else -1
 
 
 @nb.njit(cache=True)
@@ -181,12 +182,15 @@ def _sink_order(child, parents, score, values, n):
     return order
 
 
-def _best_rows_for_order(fam: _Families, order) -> np.ndarray:
-    """Each variable's best kept family whose parents all come before it in ``order``."""
+def _best_rows_for_order(fam: _Families, order) -> np.ndarray | None:
+    """Each variable's best kept family whose parents all come before it in ``order``;
+    None when some variable has none (a required parent placed after it)."""
     before = np.zeros(fam.n, dtype=bool)
     rows = np.empty(fam.n, dtype=np.int64)
     for v in order:
         rows[v] = fam.best_inside(v, before)
+        if rows[v] < 0:
+            return None
         before[v] = True
     return rows
 
@@ -202,6 +206,58 @@ def _has_cycle(fam: _Families, values) -> list | None:
     for j in np.flatnonzero(values > 0.5):
         parents[int(fam.child[j])] = [int(u) for u in np.flatnonzero(fam.members[j])]
     return find_cycle(parents)
+
+
+class SolverCallbackError(InternalError):
+    """A callback of the integer programme (heuristic, constraint handler, event
+    handler) raised; the solve stopped and the original error is the cause."""
+
+
+# What each SCIP callback returns after it failed and asked the solve to stop: a
+# result SCIP accepts, so that it stops cleanly instead of ending in an error code
+_FALLBACK_RESULTS = {"heurexec": "DIDNOTRUN", "conssepalp": "DIDNOTRUN",
+                     "consenfolp": "CUTOFF", "consenfops": "CUTOFF", "conscheck": "INFEASIBLE"}
+_CALLBACKS = ("heurexec", "conssepalp", "consenfolp", "consenfops", "conscheck", "consinitlp",
+              "consinitsol", "conslock", "eventinit", "eventexit", "eventexec")
+
+
+def _guarded(pyscipopt, handler, failures: list):
+    """``handler`` with each SCIP callback wrapped: an exception is kept in ``failures``
+    and interrupts the solve (PySCIPOpt would print it and turn it into
+    ``SCIP: unspecified error!``); :func:`_optimize` raises it by name."""
+    def wrap(name, method):
+        def guarded(*args):
+            try:
+                return method(*args)
+            except Exception as err:            # re-raised by _optimize, with its name
+                failures.append((f"{type(handler).__name__}.{name}", err))
+                handler.model.interruptSolve()
+                if name == "consinitlp":
+                    return {"infeasible": False}
+                if name in _FALLBACK_RESULTS:
+                    return {"result": getattr(pyscipopt.SCIP_RESULT, _FALLBACK_RESULTS[name])}
+                return None
+        return guarded
+
+    for name in _CALLBACKS:
+        if name in type(handler).__dict__:
+            setattr(handler, name, wrap(name, getattr(handler, name)))
+    return handler
+
+
+def _optimize(model, failures: list) -> None:
+    """``model.optimize()``, with a callback's failure raised as itself and any other
+    SCIP failure named."""
+    try:
+        model.optimize()
+    except Exception as err:
+        if not failures:
+            raise InternalError(f"SCIP failed while solving the integer programme ({err}); "
+                                "please report it") from err
+    if failures:
+        where, cause = failures[0]
+        raise SolverCallbackError(f"the integer programme stopped: {where} raised "
+                                  f"{type(cause).__name__}: {cause}") from cause
 
 
 def _acyclicity_handler(pyscipopt, fam: _Families, xs, exact_separation: bool, tally: dict,
@@ -497,17 +553,21 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         handler, deadline_left = _acyclicity_handler(pyscipopt, fam, xs, exact_separation, tally,
                                                      relaxation)
         deadline_left[0] = started + time_limit
+        failures = []
+        handler = _guarded(pyscipopt, handler, failures)
         model.includeConshdlr(handler, "acyclicity", "cluster constraints", sepapriority=100,
                               enfopriority=-100, chckpriority=-100, sepafreq=1, propfreq=-1,
                               eagerfreq=-1, maxprerounds=0, needscons=True)
         model.addPyCons(model.createCons(handler, "acyclic", initial=True, separate=True,
                                          enforce=True, check=True, propagate=False))
-        model.includeHeur(_sink_heuristic(pyscipopt, fam, xs, k, order_vars, arc), "sinks",
+        model.includeHeur(_guarded(pyscipopt, _sink_heuristic(pyscipopt, fam, xs, k, order_vars,
+                                                              arc), failures), "sinks",
                           "sink elimination guided by the LP", "S", priority=100000, freq=1,
                           timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
         history = []
         root = []
-        model.includeEventhdlr(_history_handler(pyscipopt, started, history, root), "history",
+        model.includeEventhdlr(_guarded(pyscipopt, _history_handler(pyscipopt, started, history,
+                                                                    root), failures), "history",
                                "incumbent and bound over time")
         _add_start(model, fam, xs, start_rows, k, order_vars, arc)
         if unbounded is not None:
@@ -524,14 +584,15 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
             left = time_limit - (clock.now() - started)
             helper = _Helper(pss, fam, np.union1d(relaxation["column_rows"], start_rows),
                              start_rows, helper_share * left)
-            model.includeEventhdlr(helper.handler(pyscipopt, pss, fam, xs), "helper",
+            model.includeEventhdlr(_guarded(pyscipopt, helper.handler(pyscipopt, pss, fam, xs),
+                                            failures), "helper",
                                    "networks from the restricted programme")
         setup = clock.now() - started
         # SCIP's clock starts in optimize: building the programme (seconds under k) comes
         # first; after a stop request SCIP only returns the start
         model.setParam("limits/time", 0.1 if clock.interrupted() else max(time_limit - setup, 0.1))
         try:
-            model.optimize()
+            _optimize(model, failures)
         finally:
             if helper is not None:
                 helper.stop()
@@ -725,6 +786,9 @@ def _start_rows(fam: _Families, start: dict, pss: ParentSetScores):
         allowed = np.zeros(fam.n, dtype=bool)
         allowed[[index[u] for u in start.get(name, ())]] = True
         rows.append(fam.best_inside(v, allowed))
+        if rows[-1] < 0:
+            raise InputError(f"no kept parent set of {name!r} lies inside the start's "
+                             f"parents {sorted(start.get(name, ()))}")
     parents = {v: [int(u) for u in np.flatnonzero(fam.members[j])] for v, j in enumerate(rows)}
     if find_cycle(parents) is not None:
         raise InputError("the start has a directed cycle")
@@ -796,7 +860,7 @@ def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
             values = _solution_values(self.model, xs)
             order = _sink_order(fam.child, fam.parents, fam.score, values, fam.n)
             rows = _best_rows_for_order(fam, order)
-            if fam.score[rows].sum() <= self.model.getPrimalbound() + _EPS:
+            if rows is None or fam.score[rows].sum() <= self.model.getPrimalbound() + _EPS:
                 return {"result": SCIP_RESULT.DIDNOTFIND}
             sol = _network_solution(self.model, fam, xs, rows, k, order_vars, arc, self)
             if sol is None or not self.model.trySol(sol, printreason=False, free=True):
