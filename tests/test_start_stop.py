@@ -233,3 +233,17 @@ def test_cli_bootstrap_writes_the_arc_table(alarm_csv, tmp_path, capsys):
     table = pd.read_csv(tmp_path / "o.arcs.csv")
     assert list(table.columns) == ["from", "to", "strength", "direction", "in_network"]
     assert "arcs seen over 3 resamples" in capsys.readouterr().out
+
+
+def test_a_first_climb_on_1500_variables_is_cut_at_the_limit_plus_the_allowance():
+    from twlib.network import random_network
+
+    data = random_network(1500, max_in=3, window=30, random_state=0).sample(1200, random_state=0)
+    small = Dataset(data.values[:, :30], data.names[:30], data.states[:30])
+    bounded.learn(small, k=3, time_limit=1, max_iter=1)       # kernels compiled first
+    started = clock.now()
+    res = bounded.learn(data, k=3, time_limit=5, random_state=0)
+    assert clock.now() - started <= 5 + clock.overrun_allowance(5)
+    assert res.stats["first_climb_overran"] and res.status == "time_limit"
+    empty = sum(FamilyScorer(data)(v, ()) for v in range(data.n_vars))
+    assert res.width <= 3 and res.score > empty + 10_000      # the cut climb kept its moves

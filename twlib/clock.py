@@ -30,7 +30,7 @@ from numba.core import event
 from .errors import InputError
 
 __all__ = ["now", "compile_seconds", "expired", "interruptible", "interrupted", "request_stop",
-           "check_time_limit"]
+           "check_time_limit", "overrun_allowance"]
 
 
 class _CompilerTimer(event.Listener):
@@ -117,6 +117,19 @@ def interruptible():
             signal.signal(signal.SIGINT, _previous if _previous is not None
                           else signal.default_int_handler)
             _STOP.clear()
+
+
+def overrun_allowance(time_limit: float) -> float:
+    """Seconds an anytime search may run past ``time_limit``: a tenth of it, at least 2 s.
+
+    Some steps cannot stop at any instant (a first climb that must reach its local
+    optimum before a 1-second limit returns the start, fitting the result); they
+    end by ``time_limit`` plus this allowance, whatever the table's size.
+
+    >>> overrun_allowance(1.0), overrun_allowance(600.0)
+    (2.0, 60.0)
+    """
+    return max(2.0, 0.1 * float(time_limit))
 
 
 def check_time_limit(time_limit) -> None:

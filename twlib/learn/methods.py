@@ -16,6 +16,8 @@ import importlib
 import numpy as np
 import pandas as pd
 
+from .. import clock
+from ..clock import check_time_limit
 from ..data import Dataset, IncompleteDataset, as_dataset
 from ..errors import InputError
 from ..graphs import moral_graph, treewidth_upper_bound
@@ -68,7 +70,11 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
     if executor is not None and method not in ("auto", "bounded", "ilp"):
         raise InputError(f"executor= is used by methods 'bounded' and 'ilp' only, not "
                          f"{method!r}")
+    check_time_limit(time_limit)
+    started = clock.now()
     data = training_data(X, missing)
+    # the limit covers the whole call: coding a wide DataFrame takes seconds
+    time_limit = max(time_limit - (clock.now() - started), 1e-3)
     if isinstance(data, IncompleteDataset):
         if method not in ("auto", "bounded"):
             raise InputError(f"method {method!r} needs complete data; data with "

@@ -63,9 +63,12 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     time_limit : float
         Seconds of search (:func:`twlib.clock.now`: compiling numba kernels is
         not counted); the best network so far is returned.  The first climb
-        always runs to its end (``stats["first_climb_overran"]`` says when that
-        took longer), and Ctrl-C returns the best network so far with status
-        ``"interrupted"``.
+        runs on to its local optimum past the limit (a short limit on a small
+        table must not return the start), but never past the limit plus
+        :func:`twlib.clock.overrun_allowance` (a tenth, at least 2 s): on
+        thousands of variables it is cut there, keeping every move it made
+        (``stats["first_climb_overran"]`` says when it ran past the limit).
+        Ctrl-C returns the best network so far with status ``"interrupted"``.
     max_iter : int, optional
         Hill-climbing runs (the first from the start, the others from the best
         network perturbed); None means until ``time_limit``.
@@ -214,8 +217,10 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     empty = state.derive([()] * n, np.arange(n)) if raced else None   # the race's rival
     log.phase_ends("candidate rows")
     # 3. The first climb (after the race of starts, with initial="race"), run to its
-    #    end whatever the clock says: a short limit must not return the start when
-    #    one climb takes milliseconds, nor a bound's computation keep it from running.
+    #    end past the limit, up to the stated allowance: a short limit must not
+    #    return the start when one climb takes milliseconds, nor a bound's
+    #    computation keep it from running; on thousands of variables one climb
+    #    takes many minutes, and the ceiling cuts it.
     log.note("start", state.score)
     start_score = state.score
     bar = _progress_bar(progress, time_limit)
@@ -224,8 +229,10 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     if raced:
         state, race = climb_race({"k-max": state, "empty": empty}, rng, log,
                                  RACE_SHARE * time_limit, window, tally)
-    state = climb_and_polish(state, rng, log.deadline, window, tally, log.checkpoint,
-                             complete=True)
+    # half the allowance: the bound and the fitting of the result come after the climb
+    ceiling = log.deadline + clock.overrun_allowance(time_limit) / 2
+    state = climb_and_polish(state, rng, log.deadline, window, tally,
+                             _with_bar(log.checkpoint, bar, log), climb_deadline=ceiling)
     overran = clock.expired(log.deadline) and not clock.interrupted()
     if state.score > start_score + EPS * max(1.0, abs(start_score)):
         log.note("hill climbing run 1", state.score)
@@ -234,13 +241,16 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     #    sets can be scored in time, else the data-free bound.
     lp = None
     share = BOUND_SHARE * time_limit
+    # "auto" past the limit (a long first climb): the LP bound would overrun it
     if upper is None and not clock.interrupted() and (
-            bound == "lp" or bound == "auto" and scoring_seconds(n, data.n_rows, k) <= share):
+            bound == "lp" or bound == "auto" and not clock.expired(log.deadline)
+            and scoring_seconds(n, data.n_rows, k) <= share):
         scoring = clock.now()
         pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor,
                               knowledge=knowledge)
         scoring = clock.now() - scoring
-        lp = lp_bound(pss, time_limit=share if bound == "lp" else max(share - scoring, 0.5))
+        lp = lp_bound(pss, time_limit=share if bound == "lp"
+                      else max(min(share - scoring, ceiling - clock.now()), 0.1))
         upper, bound_kind = lp["bound"], "lp"
     if upper is None and score != "bdeu":
         upper, bound_kind = upper_bound(scorer, k), "data-free"   # reads the rows just scored
@@ -278,6 +288,18 @@ def first_incumbent(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic",
     """
     return learn(data, k, score=score, ess=ess, time_limit=min(60.0, 0.25 * time_limit),
                  random_state=0, bound="data-free", knowledge=knowledge).parents
+
+
+def _with_bar(on_round, bar, log):
+    """``on_round`` that also moves the progress bar (a first climb can take minutes)."""
+    if bar is None:
+        return on_round
+
+    def both(state):
+        on_round(state)
+        bar.update(min(log.elapsed(), bar.total) - bar.n)
+        bar.set_postfix(best=f"{state.score:.1f}", runs=1)
+    return both
 
 
 def _progress_bar(progress, total):

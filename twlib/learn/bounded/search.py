@@ -7,7 +7,6 @@ not depend on where it ran.
 """
 from __future__ import annotations
 
-import math
 import uuid
 
 import numpy as np
@@ -56,11 +55,13 @@ def no_tally() -> dict:
     return {"windows": 0, "windows_improved": 0, "window_gain": 0.0, "steps": 0}
 
 
-def climb_and_polish(state, rng, deadline, window, tally, on_round=None, complete=False):
-    """One hill-climbing run, then local exact windows when ``window > 1``; with
-    ``complete`` the climb goes on to its local optimum past the deadline (not
-    past a stop request), the windows do not."""
-    tally["steps"] += state.climb(math.inf if complete else deadline, on_round)
+def climb_and_polish(state, rng, deadline, window, tally, on_round=None, climb_deadline=None):
+    """One hill-climbing run, then local exact windows when ``window > 1``; the
+    climb may go on past ``deadline`` to ``climb_deadline`` (never past a stop
+    request), the windows may not.  Every applied move leaves a valid state, so
+    a climb cut anywhere keeps all it gained."""
+    tally["steps"] += state.climb(deadline if climb_deadline is None else climb_deadline,
+                                  on_round)
     if window > 1:
         state = _polish(state, min(window, state.n), rng, deadline, tally)
     return state

@@ -1,0 +1,124 @@
+"""Do the anytime learners return within their time limit, at every scale?
+
+Each run is timed on :func:`twlib.clock.now` (wall time less compiling numba
+kernels: a warm process) from the call to its return, and its overrun (seconds
+past ``time_limit``) is set against :func:`twlib.clock.overrun_allowance`, the
+library's stated contract: a tenth of the limit, at least 2 s.  The tables run
+from alarm (37 variables) to samples of random binary networks of 1,359 and
+10,000 variables (in-degree <= 3, width <= 30 by construction), the shape of
+DEBD's large tables.
+
+    python benchmarks/bench_overrun.py [--quick] [--save PATH]
+
+Its last line: how many runs kept the contract, and the worst overrun.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from twlib import clock
+from twlib.data import Dataset, IncompleteDataset
+from twlib.datasets import load_network
+from twlib.estimator import BoundedTreewidthNetwork
+from twlib.learn import bounded, em, exact_width, ilp, ktree
+from twlib.network import random_network
+
+
+@cache
+def table(name: str) -> Dataset:
+    """A named table: a bnlearn network's sample or ``binary-N`` (N variables)."""
+    if name.startswith("binary-"):
+        n = int(name.split("-")[1])
+        rows = 1214 if n < 5000 else 1000
+        return random_network(n, max_in=3, window=30, random_state=n).sample(rows, random_state=0)
+    return load_network(name).sample(5000, random_state=0)
+
+
+def varying(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns a sample shows in two states or more (the estimator refuses constants)."""
+    return frame.loc[:, frame.nunique() > 1]
+
+
+def with_holes(data: Dataset, share: float = 0.2) -> IncompleteDataset:
+    values = data.values.astype(np.int64)
+    values[np.random.default_rng(0).random(values.shape) < share] = -1
+    return IncompleteDataset(values, data.names, data.states)
+
+
+# learner: (the input it takes, made from the table outside the timing; the call)
+RUNNERS = {
+    "bounded": (None, lambda data, t: bounded.learn(data, 3, time_limit=t, random_state=0)),
+    "estimator": (lambda data: varying(data.to_pandas()),
+                  lambda frame, t: BoundedTreewidthNetwork(k=3, time_limit=t, random_state=0)
+                  .fit(frame)),
+    "ktree": (None, lambda data, t: ktree.learn(data, 2, time_limit=t, max_iter=10**6,
+                                                random_state=0)),
+    "structural_em": (with_holes, lambda data, t: em.structural_em(
+        data, 2, time_limit=t, max_rounds=10**6, random_state=0)),
+    "ilp": (None, lambda data, t: ilp.learn(data, max_parents=2, time_limit=t)),
+    "exact_width": (None, lambda data, t: exact_width.learn(data, 2, time_limit=t)),
+}
+
+QUICK = [("bounded", "alarm", 1), ("bounded", "binary-1500", 5), ("estimator", "binary-1500", 5),
+         ("ktree", "alarm", 2), ("structural_em", "alarm", 4), ("ilp", "alarm", 4),
+         ("exact_width", "child", 3)]
+FULL = [("bounded", "alarm", 1), ("bounded", "alarm", 10), ("bounded", "alarm", 60),
+        ("bounded", "binary-1359", 60), ("bounded", "binary-1359", 400),
+        ("bounded", "binary-10000", 60), ("bounded", "binary-10000", 600),
+        ("estimator", "binary-1359", 60), ("ktree", "alarm", 10), ("ktree", "alarm", 60),
+        ("structural_em", "alarm", 10), ("structural_em", "alarm", 60),
+        ("structural_em", "binary-1359", 60), ("ilp", "alarm", 10), ("ilp", "alarm", 60),
+        ("exact_width", "child", 10), ("exact_width", "child", 60)]
+
+
+def warm_up() -> None:
+    """Every learner once on a small table, so that no run below pays for compiling."""
+    small = table("child")
+    small = Dataset(small.values[:500, :12], small.names[:12], small.states[:12])
+    for prepare, run in RUNNERS.values():
+        run(small if prepare is None else prepare(small), 1)
+
+
+def measure(cases) -> pd.DataFrame:
+    rows = []
+    for learner, name, limit in cases:
+        data = table(name)
+        prepare, run = RUNNERS[learner]
+        given = data if prepare is None else prepare(data)
+        started, wall = clock.now(), time.perf_counter()
+        res = run(given, limit)
+        seconds = clock.now() - started
+        result = getattr(res, "result_", res)
+        rows.append({"learner": learner, "table": name, "variables": data.n_vars,
+                     "rows": data.n_rows, "time_limit": limit, "seconds": round(seconds, 2),
+                     "wall_seconds": round(time.perf_counter() - wall, 2),
+                     "overrun": round(seconds - limit, 2),
+                     "allowed": clock.overrun_allowance(limit), "status": result.status})
+        print(pd.DataFrame(rows[-1:]).to_string(index=False, header=len(rows) == 1), flush=True)
+    out = pd.DataFrame(rows)
+    out["kept"] = out["overrun"] <= out["allowed"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--save", help="CSV to write the runs to")
+    args = parser.parse_args()
+    warm_up()
+    out = measure(QUICK if args.quick else FULL)
+    if args.save:
+        out.to_csv(args.save, index=False)
+    worst = out.loc[(out["overrun"] / out["time_limit"]).idxmax()]
+    print(f"{int(out['kept'].sum())} of {len(out)} runs within time_limit + max(2 s, 10 %); "
+          f"worst overrun {worst['overrun']:.1f} s at {worst['time_limit']} s "
+          f"({worst['learner']} on {worst['table']})")
+
+
+if __name__ == "__main__":
+    main()
