@@ -105,6 +105,12 @@ def _learn(args) -> int:
     from .learn.methods import learn_by_name
 
     data = _training_data(args.data)
+    cut = None
+    if Path(args.data).suffix != ".dat":           # a CSV's raw columns
+        from .discretize import for_learning
+
+        data, cut = for_learning(data, None if args.discretize == "none" else args.discretize,
+                                 args.bins or "auto")
     knowledge = _knowledge(args)
     started = time.perf_counter()
     # One stop request for the whole run: Ctrl-C ends the search, which
@@ -123,6 +129,9 @@ def _learn(args) -> int:
     setup = "" if not compiled else f" ({compiled:.1f} s of it compiling)"
     print(f"{args.out}: {args.score} {res.score:.2f}{how}, tree-width <= {res.width}{bound}, "
           f"{time.perf_counter() - started:.1f} s{setup}")
+    if cut is not None:
+        print(f"numeric columns cut by {cut.method} into intervals: "
+              + "; ".join(f"{c} {len(cut.states_[c])}" for c in cut.cuts_))
     if res.status == "interrupted":
         print(f"twlib learn: interrupted; the best network found so far is in {args.out}",
               file=sys.stderr)
@@ -322,6 +331,11 @@ def main(argv=None) -> int:
     le.add_argument("--score", choices=SCORES, default="bic")
     le.add_argument("--ess", type=float, default=1.0)
     le.add_argument("--time-limit", type=float, default=60.0)
+    le.add_argument("--discretize", choices=("auto", "quantile", "uniform", "kmeans", "none"),
+                    default="auto", help="how numeric columns are cut into intervals "
+                    "(auto: quantile; none: refuse them)")
+    le.add_argument("--bins", type=int, default=None, help="intervals per numeric column "
+                    "(default: log2(rows) / 2, between 2 and 5)")
     le.add_argument("--seed", type=int, default=None)
     le.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     le.add_argument("--scheduler", metavar="ADDRESS", default=None,

@@ -247,7 +247,8 @@ class Dataset(_Rows):
         unknown = [c for c in targets if c not in df.columns]
         if unknown:
             raise InputError(f"columns to discretise not in the data: {unknown}")
-        constant = [c for c in df.columns if df[c].nunique(dropna=False) < 2]
+        constant = [c for c in df.columns if df[c].nunique(dropna=False) < 2
+                    and not _declares_states(df[c])]
         if constant:
             if not drop_constant:
                 raise InputError(f"constant column(s) {constant}: a variable needs at least "
@@ -481,8 +482,15 @@ def as_dataset(data, **options) -> Dataset:
 
 
 def _categorical(col: pd.Series):
-    """Codes of the sorted distinct values; NaN becomes a last state 'missing'."""
+    """Codes of the sorted distinct values, or of a pandas Categorical's declared
+    categories in their order (a state may be unobserved); NaN becomes a last
+    state 'missing'."""
     has_na = bool(col.isna().any())
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy().astype(np.int64)
+        labels = [state_label(u) for u in col.cat.categories]
+        codes[codes < 0] = len(labels)
+        return codes, labels + (["missing"] if has_na else [])
     present = col.dropna()
     try:
         uniq = np.array(sorted(present.unique()))
@@ -494,6 +502,11 @@ def _categorical(col: pd.Series):
         pd.Index(uniq).get_indexer(present.to_numpy())
     labels = [state_label(u) for u in uniq] + (["missing"] if has_na else [])
     return codes, labels
+
+
+def _declares_states(col: pd.Series) -> bool:
+    """Whether a column is a pandas Categorical with two states or more declared."""
+    return isinstance(col.dtype, pd.CategoricalDtype) and len(col.cat.categories) >= 2
 
 
 def state_label(v) -> str:

@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_label
+from .discretize import for_learning
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
 from .learn.methods import METHODS, MISSING, learn_by_name
@@ -56,6 +57,17 @@ class BoundedTreewidthNetwork(BaseEstimator):
     random_state : int, optional
     progress : bool
         A progress bar while learning (``"bounded"``, ``"ktree"``, ``"lpacjt"``).
+    discretize : {"auto", "quantile", "uniform", "kmeans", "mdlp"} or None
+        How numeric columns (:func:`twlib.discretize.column_kinds`: floats and
+        integers with more than ten values) are cut into intervals before
+        learning (:class:`twlib.discretize.Discretizer`, kept as
+        ``discretizer_``): ``"auto"`` is ``"quantile"``; ``"mdlp"`` cuts for a
+        class passed as ``fit(X, y)``; None refuses a numeric column by name.
+        The queries below take raw rows and cut them the same way; their
+        likelihoods are then of the intervals (a probability, not a density).
+    n_bins : int or "auto"
+        Intervals per numeric column for the unsupervised methods; ``"auto"``
+        is ``log2(rows) / 2`` rounded, between 2 and 5 (4 for 178 rows).
     missing : {"em", "error"}
         Data with missing cells (NaN / None) are learned from by structural EM
         under the bound (:func:`twlib.learn.em.structural_em`, methods
@@ -73,6 +85,8 @@ class BoundedTreewidthNetwork(BaseEstimator):
         and its elimination order.
     result_ : LearnResult
     feature_names_in_ : list of the variables.
+    discretizer_ : the fitted :class:`~twlib.discretize.Discretizer`, or None when no
+        column was numeric.
 
     Examples
     --------
@@ -88,6 +102,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
     def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
                  ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
                  max_iter: int | None = None, random_state=None, progress: bool = False,
+                 discretize: str | None = "auto", n_bins: int | str = "auto",
                  missing: str = "em", knowledge=None):
         self.k = k
         self.method = method
@@ -98,18 +113,22 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.progress = progress
+        self.discretize = discretize
+        self.n_bins = n_bins
         self.missing = missing
         self.knowledge = knowledge
 
     # ---------------------------------------------------------------- learning
     def fit(self, X, y=None, executor=None):
-        """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` is ignored.
+        """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` guides
+        ``discretize="mdlp"`` and is otherwise ignored.
 
         ``executor`` (a ``concurrent.futures`` executor or a Dask client, see
         :mod:`twlib.parallel`) runs the bounded learner's parallel parts; it is
         where to compute, not a model setting, hence a fit argument.  Ctrl-C ends the
         search and fits the best network found so far (``result_.status ==
         "interrupted"``)."""
+        X = self._discretized(X, y)
         res, data = learn_by_name(
             X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
             parameter_ess=self.parameter_ess, time_limit=self.time_limit,
@@ -125,6 +144,15 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.n_features_in_ = data.n_vars
         self._states = {name: list(st) for name, st in zip(data.names, data.states)}
         return self
+
+    def _discretized(self, X, y):
+        """``X`` with its numeric columns cut by a fitted ``discretizer_`` (None when
+        there are none, or X is a Dataset, which is coded already)."""
+        self.discretizer_ = None
+        if isinstance(X, (Dataset, IncompleteDataset)):
+            return X
+        frame, self.discretizer_ = for_learning(_as_frame(X), self.discretize, self.n_bins, y)
+        return frame
 
     # ---------------------------------------------------------------- queries
     def _encode(self, X, need_all: bool = True, allow_missing: bool = False):
@@ -142,6 +170,12 @@ class BoundedTreewidthNetwork(BaseEstimator):
             X = pd.DataFrame(X, columns=self.feature_names_in_)
         if not isinstance(X, pd.DataFrame):
             X = as_dataset(X).to_pandas()
+        if getattr(self, "discretizer_", None) is not None:
+            X = X.rename(columns=str)
+            cut = [c for c in self.discretizer_.cuts_ if c in X.columns]
+            if cut:
+                X = X.assign(**self.discretizer_.transform(
+                    X.reindex(columns=self.discretizer_.feature_names_in_))[cut])
         names = [c for c in self.feature_names_in_ if c in X.columns]
         missing = [c for c in self.feature_names_in_ if c not in X.columns]
         if missing and need_all:
@@ -265,3 +299,17 @@ class BoundedTreewidthNetwork(BaseEstimator):
             frame[v] = np.asarray(self._states[v], dtype=object)[filled[:, j]]
         return frame
 
+
+def _as_frame(X) -> pd.DataFrame:
+    """A DataFrame of the raw rows (an array's columns named ``x0, x1, ...``; a CSV read)."""
+    if isinstance(X, pd.DataFrame):
+        return X.rename(columns=str)
+    if isinstance(X, np.ndarray):
+        if X.ndim != 2:
+            raise InputError(f"an array of data must be 2-D (rows x variables), got {X.ndim}-D")
+        return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
+        from .io.text import read_table
+
+        return read_table(X)
+    return as_dataset(X).to_pandas()

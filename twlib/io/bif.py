@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import re
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import numpy as np
 
@@ -29,6 +30,7 @@ __all__ = ["read", "write", "loads", "dumps", "BIFError", "safe_name"]
 _PUNCT = set("{}()[]|,;")
 _TOKEN = re.compile(r"//[^\n]*|/\*.*?\*/|\s+|[{}()\[\]|,;]|[^\s{}()\[\]|,;]+", re.S)
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
+_LABELS = "twlib_labels"
 
 
 class BIFError(FormatError):
@@ -119,6 +121,7 @@ class _Parser:
     def parse(self):
         name = "unknown"
         states, parents, rows, tables, decl_line = {}, {}, {}, {}, {}
+        labels = {}
         order = []
         while self.peek() is not None:
             kw, line = self.next()
@@ -152,6 +155,14 @@ class _Parser:
                             raise self.error(f"variable {var!r} repeats a state name", nline)
                         self.expect(";")
                         states[var] = st
+                    elif tok == "property" and self.peek() == _LABELS:
+                        self.next()
+                        self.expect("=")
+                        words = []
+                        while self.peek() != ";":
+                            words.append(self.next("a state label")[0].strip('"'))
+                        self.expect(";")
+                        labels[var] = [unquote(w) for w in words if w]
                     elif tok == "property":
                         self.skip_statement()
                     else:
@@ -182,6 +193,14 @@ class _Parser:
                     elif tok == "(":
                         config = self.word_list(")", "parent state")
                         rows[child].append((config, self.numbers(), tline))
+                    elif tok == "property" and self.peek() == _LABELS:
+                        self.next()
+                        self.expect("=")
+                        words = []
+                        while self.peek() != ";":
+                            words.append(self.next("a state label")[0].strip('"'))
+                        self.expect(";")
+                        labels[var] = [unquote(w) for w in words if w]
                     elif tok == "property":
                         self.skip_statement()
                     elif tok == "default":
@@ -194,7 +213,8 @@ class _Parser:
             else:
                 raise self.error(f"expected 'network', 'variable' or 'probability', found {kw!r}",
                                  line)
-        return self.build(name, order, states, parents, rows, tables, decl_line)
+        net = self.build(name, order, states, parents, rows, tables, decl_line)
+        return _relabelled(net, labels) if labels else net
 
     def build(self, name, order, states, parents, rows, tables, decl_line):
         cpts = {}
@@ -241,6 +261,15 @@ class _Parser:
             return BayesianNetwork(order, states, parents, cpts, name=name)
         except ValueError as exc:
             raise BIFError(f"{self.source}: {exc}") from None
+
+
+def _relabelled(net: BayesianNetwork, labels: dict) -> BayesianNetwork:
+    """The network with the state labels a ``twlib_labels`` property kept (the states
+    that :func:`safe_name` rewrote, such as the intervals of a discretizer)."""
+    states = {v: labels.get(v, net.states(v)) if len(labels.get(v, ())) == net.arity(v)
+              else net.states(v) for v in net.variables}
+    return BayesianNetwork(net.variables, states, net.parent_map(),
+                           {v: net.cpt(v) for v in net.variables}, name=net.name)
 
 
 def loads(text: str, source: str = "<string>") -> BayesianNetwork:
@@ -292,7 +321,13 @@ def dumps(net: BayesianNetwork, safe_names: bool = True) -> str:
     for v in net.variables:
         st = ", ".join(sname[v, s] for s in net.states(v))
         lines += [f"variable {vname[v]} {{",
-                  f"  type discrete [ {net.arity(v)} ] {{ {st} }};", "}"]
+                  f"  type discrete [ {net.arity(v)} ] {{ {st} }};"]
+        if any(sname[v, s] != s for s in net.states(v)):
+            # the labels as they were, percent-encoded into single tokens (other
+            # readers skip a property; twlib's restores them)
+            encoded = " ".join(quote(s, safe="") for s in net.states(v))
+            lines.append(f'  property {_LABELS} = "{encoded}" ;')
+        lines.append("}")
     for v in net.variables:
         ps = net.parents(v)
         cpt = net.cpt(v)
