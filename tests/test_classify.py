@@ -149,3 +149,13 @@ def test_raw_tables_fit_end_to_end_through_the_density_estimator(loader):
     assert model.predict_proba(test.head(3), target="target").shape[0] == 3
     with pytest.raises(InputError, match="numeric column"):
         BoundedTreewidthNetwork(k=2, discretize=None).fit(train)
+
+
+def test_auto_takes_the_candidate_of_best_inner_accuracy(wine):
+    from twlib.classify import CANDIDATES
+
+    X, y = wine
+    clf = BoundedTreewidthClassifier().fit(X, y)
+    assert len(clf.selection_) == len(CANDIDATES)
+    assert clf.structure_ == max(clf.selection_, key=clf.selection_.get)
+    assert clf.network_.name == clf.structure_ and clf.score(X, y) > 0.9

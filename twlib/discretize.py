@@ -322,7 +322,9 @@ class Discretizer:
                 codes[np.isnan(values)] = -1
             else:
                 holes = col.isna().to_numpy()
-                labels = col[~holes].map(state_label)
+                # each distinct value labelled once: factorize, then look the labels up
+                index, values = pd.factorize(col[~holes])
+                labels = np.array([state_label(v) for v in values], dtype=object)
                 new = sorted(set(labels) - set(states))
                 if new and unseen == "error":
                     raise InputError(f"column {name!r} has values never seen in training: "
@@ -331,7 +333,7 @@ class Discretizer:
                     warnings.warn(f"column {name!r}: values never seen in training, taken as "
                                   f"missing: {new[:5]}", UserWarning, stacklevel=2)
                 codes = np.full(len(col), -1)
-                codes[~holes] = pd.Index(states).get_indexer(labels)      # unseen: -1
+                codes[~holes] = pd.Index(states).get_indexer(labels)[index]   # unseen: -1
             out[name] = pd.Categorical.from_codes(codes, categories=states)
         return pd.DataFrame(out, index=X.index)
 
