@@ -31,7 +31,7 @@ def html(tmp_path_factory):
 
 def test_every_chapter_has_its_page(html):
     assert book_html.missing_pages(html) == []
-    assert len(book_html.chapter_pages(html)) == 15      # intro, thirteen chapters, bibliography
+    assert len(book_html.chapter_pages(html)) == 16      # intro, fourteen chapters, bibliography
 
 
 def test_nothing_is_loaded_from_another_host(html):

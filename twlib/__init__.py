@@ -10,9 +10,9 @@ The submodules and the three classes below are imported on first use, so
 """
 from .lazy import on_first_use
 
-_MODULES = ("clock", "counting", "data", "datasets", "drawing", "errors", "graphs", "inference",
-            "information", "interop", "io", "knowledge", "learn", "metrics", "network",
-            "parallel", "queries", "scores", "strength")
+_MODULES = ("classify", "clock", "counting", "data", "datasets", "discretize", "drawing",
+            "errors", "graphs", "inference", "information", "interop", "io", "knowledge",
+            "learn", "metrics", "network", "parallel", "queries", "scores", "strength")
 _CLASSES = {"Dataset": "data", "BayesianNetwork": "network",
             "BoundedTreewidthNetwork": "estimator"}
 
