@@ -74,3 +74,22 @@ def test_gzip_and_plain_files_read_alike(tmp_path):
     zipped = tmp_path / "asia.bif.gz"
     zipped.write_bytes(gzip.compress(plain.read_bytes()))
     assert bif.read(plain).allclose(bif.read(zipped))
+
+
+def test_interval_states_survive_a_round_trip_and_other_readers_skip_them(tmp_path):
+    import pyagrum as gum
+    from pgmpy.readwrite import BIFReader
+
+    from twlib.network import BayesianNetwork
+
+    labels = ["(-inf, 2.5]", "(2.5, inf)"]
+    net = BayesianNetwork(["x", "c"], {"x": labels, "c": ["a", "b"]}, {"x": ["c"]},
+                          {"c": np.array([0.3, 0.7]),
+                           "x": np.array([[0.9, 0.2], [0.1, 0.8]])})
+    path = tmp_path / "cut.bif"
+    bif.write(net, path)
+    back = bif.read(path)
+    assert back.states("x") == labels and back.states("c") == ["a", "b"]
+    np.testing.assert_array_equal(back.cpt("x"), net.cpt("x"))
+    assert len(gum.loadBN(str(path)).variable("x").labels()) == 2
+    assert len(BIFReader(str(path)).get_model().get_cpds("x").state_names["x"]) == 2

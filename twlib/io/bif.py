@@ -89,6 +89,16 @@ class _Parser:
             tok, _ = self.next("'}'")
             depth += (tok == "{") - (tok == "}")
 
+    def labels(self):
+        """The state labels of a ``property twlib_labels = "..." ;`` line (after 'property')."""
+        self.next()
+        self.expect("=")
+        words = []
+        while self.peek() != ";":
+            words.append(self.next("a state label")[0].strip('"'))
+        self.expect(";")
+        return [unquote(w) for w in words if w]
+
     def skip_statement(self):
         while self.next("';'")[0] != ";":
             pass
@@ -156,13 +166,7 @@ class _Parser:
                         self.expect(";")
                         states[var] = st
                     elif tok == "property" and self.peek() == _LABELS:
-                        self.next()
-                        self.expect("=")
-                        words = []
-                        while self.peek() != ";":
-                            words.append(self.next("a state label")[0].strip('"'))
-                        self.expect(";")
-                        labels[var] = [unquote(w) for w in words if w]
+                        labels[var] = self.labels()
                     elif tok == "property":
                         self.skip_statement()
                     else:
@@ -193,14 +197,6 @@ class _Parser:
                     elif tok == "(":
                         config = self.word_list(")", "parent state")
                         rows[child].append((config, self.numbers(), tline))
-                    elif tok == "property" and self.peek() == _LABELS:
-                        self.next()
-                        self.expect("=")
-                        words = []
-                        while self.peek() != ";":
-                            words.append(self.next("a state label")[0].strip('"'))
-                        self.expect(";")
-                        labels[var] = [unquote(w) for w in words if w]
                     elif tok == "property":
                         self.skip_statement()
                     elif tok == "default":
