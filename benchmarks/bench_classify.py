@@ -95,14 +95,16 @@ class PyAgrum:
                 processor.setDiscretizationParameters(c, cuts)
         model = skbn.BNClassifier(type_processor=processor, learningMethod=self.method,
                                   prior="Smoothing")
-        return model.fit(_pyagrum_frame(X), np.asarray(y).astype(str))
+        # prefixed: classes that read as integers become a range variable whose
+        # probabilities come in numeric order, not in the order of its classes_
+        return model.fit(_pyagrum_frame(X), np.char.add("c", np.asarray(y).astype(str)))
 
     def predict_proba(self, X):
         return self.model.predict_proba(_pyagrum_frame(X))
 
     @property
     def classes_(self):
-        return self.model.classes_
+        return np.array([c[1:] for c in self.model.classes_])
 
 
 def _pyagrum_frame(X: pd.DataFrame) -> pd.DataFrame:
