@@ -57,8 +57,12 @@ def column_kinds(frame: pd.DataFrame, max_categories: int = 10, kinds: dict | No
     >>> column_kinds(pd.DataFrame({"a": [1.5, 2.0, 3.0], "b": [1, 2, 1], "c": ["x", "y", "x"]}))
     {'a': 'numeric', 'b': 'categorical', 'c': 'categorical'}
     """
+    names = [str(c) for c in frame.columns]
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise InputError(f"column names must be unique; repeated: {repeated}")
     kinds = dict(kinds or {})
-    unknown = sorted(set(kinds) - set(map(str, frame.columns)))
+    unknown = sorted(set(kinds) - set(names))
     if unknown:
         raise InputError(f"kinds= names columns that are not in the data: {unknown}")
     bad = {c: k for c, k in kinds.items() if k not in KINDS}

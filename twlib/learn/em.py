@@ -365,28 +365,41 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
         history = [{"round": 0, "seconds": clock.now() - started, "score": best_score,
                     "kept": True}]
         idle, status = 0, "complete"
+        upkeep = 0.0          # the last round's seconds that no clock can cut
         bar = tqdm(total=max_rounds, unit="round", desc="structural EM", disable=not progress)
         for round_ in range(1, max_rounds + 1):
             if clock.interrupted():
                 status = "interrupted"
                 break
             left = deadline - clock.now()
-            if left <= 0.5 and round_ > 1:      # the first round runs whatever the limit
+            # the first round runs whatever the limit; a later one only if twice what no
+            # clock cut in the last (sampling, the search's set-up, the first EM step:
+            # seconds on a thousand variables, more as the network grows) leaves its search
+            # half a second
+            if left <= 0.5 + 2 * upkeep and round_ > 1:
                 status = "time_limit"
                 break
+            round_started = clock.now()
             rows = data.values[:, data.indices(best.variables)]
             tree = JunctionTree(best, order=best_order)
             filled = tree.sample_missing(rows, random_state=rng.integers(2**63))
             completed = Dataset(filled, best.variables, [best.states(v) for v in best.variables])
+            searching = max(0.5, min((left - upkeep) / 2, time_limit / 6))
             search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
-                                   time_limit=max(0.5, min(left / 2, time_limit / 6)),
+                                   time_limit=searching,
                                    start=best.parent_map(), max_iter=search_iter,
                                    random_state=rng.integers(2**63), executor=executor,
                                    bound="data-free", knowledge=knowledge)   # no gap needed
+            refit_started = clock.now()
             refit = fit_parameters(data, search.network.parent_map(),
                                    parameter_ess=parameter_ess, max_iter=em_iter, tol=tol,
                                    init=search.network,
                                    time_limit=max(0.0, deadline - clock.now()))
+            # all of the round but the parts a clock cuts: the search's limit, and the refit's
+            # EM steps after its first (it stops at the deadline, but not inside a step)
+            refitting = clock.now() - refit_started
+            upkeep = (clock.now() - round_started - searching
+                      - refitting * (1 - 1 / max(1, refit.n_iter)))
             score = _bic(refit.log_likelihood, refit.network, data.n_rows)
             kept = score > best_score + 1e-9 * abs(best_score)
             history.append({"round": round_, "seconds": clock.now() - started,
