@@ -247,10 +247,12 @@ def main() -> None:
     parser.add_argument("--save")
     args = parser.parse_args()
     tables = args.tables or (QUICK_TABLES if args.quick else CLASSIFICATION_TABLES)
-    rows = [r for name in tables for r in evaluate(name, 3 if args.quick else 10, args.quick)]
+    rows = []
+    for name in sorted(tables, key=lambda t: len(load_classification(t)[1])):  # small first
+        rows += evaluate(name, 3 if args.quick else 10, args.quick)
+        if args.save:                  # after every table: a long run's part is kept
+            pd.DataFrame(rows).to_csv(args.save, index=False)
     out = pd.DataFrame(rows)
-    if args.save:
-        out.to_csv(args.save, index=False)
     acc = out.pivot(index="table", columns="classifier", values="accuracy")
     fit = out.pivot(index="table", columns="classifier", values="fit_seconds")
     print(acc.round(4).to_string())
