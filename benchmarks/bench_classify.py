@@ -95,16 +95,18 @@ class PyAgrum:
                 processor.setDiscretizationParameters(c, cuts)
         model = skbn.BNClassifier(type_processor=processor, learningMethod=self.method,
                                   prior="Smoothing")
-        # prefixed: classes that read as integers become a range variable whose
-        # probabilities come in numeric order, not in the order of its classes_
-        return model.fit(_pyagrum_frame(X), np.char.add("c", np.asarray(y).astype(str)))
+        # classes as codes 0..C-1: its MDLP stacks the classes with the numbers into one
+        # array (text classes turn the numbers into text), and integer classes become a
+        # range variable whose probabilities come in numeric order, which codes keep
+        self.labels = np.unique(np.asarray(y).astype(str))
+        return model.fit(_pyagrum_frame(X), np.searchsorted(self.labels, np.asarray(y).astype(str)))
 
     def predict_proba(self, X):
         return self.model.predict_proba(_pyagrum_frame(X))
 
     @property
     def classes_(self):
-        return np.array([c[1:] for c in self.model.classes_])
+        return self.labels[np.asarray(self.model.classes_, dtype=int)]
 
 
 def _pyagrum_frame(X: pd.DataFrame) -> pd.DataFrame:
