@@ -178,6 +178,9 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         BDeu equivalent sample size of the CPTs' prior.
     time_limit : float
         Seconds for the ``"bounded"`` search.
+    max_iter : int, optional
+        Hill-climbing runs of the ``"bounded"`` search; a run that stops on
+        ``max_iter`` before the time limit is reproducible.
     random_state, progress :
         As for :func:`twlib.learn.bounded.learn`.
 
@@ -199,8 +202,8 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, structure: str = "auto", k: int = 2, *, theta: float | str = 0.0,
                  class_parent: bool = True,
                  discretize: str = "mdlp", n_bins: int = 5, criterion: str = "bic",
-                 parameter_ess: float = 1.0, time_limit: float = 10.0, random_state=None,
-                 progress: bool = False):
+                 parameter_ess: float = 1.0, time_limit: float = 10.0,
+                 max_iter: int | None = None, random_state=None, progress: bool = False):
         self.structure = structure
         self.k = k
         self.theta = theta
@@ -210,6 +213,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         self.criterion = criterion
         self.parameter_ess = parameter_ess
         self.time_limit = time_limit
+        self.max_iter = max_iter
         self.random_state = random_state
         self.progress = progress
 
@@ -359,9 +363,9 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
                        progress=self.progress, knowledge=know)
         k = min(self._setting("k"), data.n_vars - 1)     # a bound over the variables there are
         if isinstance(data, IncompleteDataset):
-            res = em.structural_em(data, k, **options)
+            res = em.structural_em(data, k, search_iter=self.max_iter, **options)
         else:
-            res = bounded.learn(data, k, score=self.criterion, **options)
+            res = bounded.learn(data, k, score=self.criterion, max_iter=self.max_iter, **options)
         return {v: list(ps) for v, ps in res.parents.items()}
 
     def _parameters(self, data, parents, complete) -> BayesianNetwork:
