@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 
 import networkx as nx
 import numpy as np
@@ -23,15 +24,13 @@ from ..graphs import clique_tree, elimination_order
 from ..network import BayesianNetwork
 from ..parallel import blocks, run_tasks, task_count
 from .evidence import evidence_indices, likelihoods
-from .kernels import (decode_assignments, flat_factors, hugin_single, log_values,
-                      max_product_single)
+from .kernels import (decode_assignments, flat_factors, hugin_one_set, log_values,
+                      max_product_one_set, max_product_prior)
 
-__all__ = ["JunctionTree", "tables_gib", "WORK_ENTRIES", "FUSED_FROM_ENTRIES",
-           "COMPILED_UP_TO_ENTRIES"]
+__all__ = ["JunctionTree", "tables_gib", "WORK_ENTRIES", "FUSED_FROM_ENTRIES"]
 
 WORK_ENTRIES = 1 << 20       # a batch is cut so that one clique table of it stays about this size
 FUSED_FROM_ENTRIES = 1 << 14  # from this table size (times the batch) messages are fused einsums
-COMPILED_UP_TO_ENTRIES = 1 << 16  # one evidence set on a tree this small: one compiled pass
 
 
 def tables_gib(entries, largest) -> float:
@@ -105,9 +104,15 @@ class JunctionTree:
                 f"the budget of {max_memory_gb} GiB")
         self._shape_tree(edges)
         self._calibrate_prior(model)
-        self._parent_entries = sum(self.tables[self.parent[i]].size for i in self.preorder[1:])
         if normalised:
             self.log_z = 0.0
+
+    def __getstate__(self):
+        # a worker process builds its own scratch tables (and a thread-local cannot be pickled)
+        return {k: v for k, v in self.__dict__.items() if k != "_scratch"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _scratch=threading.local())
 
     def with_factors(self, model) -> "JunctionTree":
         """A tree of the same cliques calibrated on ``model``'s factors instead:
@@ -212,7 +217,8 @@ class JunctionTree:
         Bayesian network).  The layouts built on first use from the tables (the
         max-product pass, the compiled single-set passes, the flat factors) are
         dropped."""
-        self._layout = self._max_cache = self._flat = self._clique_vars = None
+        self._layout = self._max_cache = self._flat = self._max_prior_flat = None
+        self._scratch = threading.local()
         self._factors_flat = None
         tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
         scale = np.zeros(len(self.cliques))
@@ -659,10 +665,7 @@ class JunctionTree:
             _, posts, _ = self._propagate([evidence or {}], asked=set(variables),
                                                soft=likelihoods(self.net, soft_evidence))
             return {v: self.prior[v] if posts[v] is None else posts[v][0] for v in variables}
-        if not self._compiled_fits():
-            posts, _ = _posteriors_of_parts(self, [[evidence or {}]], variables)
-            return {v: p[0] for v, p in posts.items()}
-        marginals, _ = self._compiled_posteriors(evidence)
+        marginals, _ = self._compiled_posteriors(evidence, variables)
         return {v: marginals[self._marginal_slices[v]] for v in variables}
 
     def _asked(self, variables) -> list:
@@ -673,82 +676,85 @@ class JunctionTree:
             raise UnknownName(f"unknown variables {unknown}")
         return variables
 
-    def _compiled_fits(self) -> bool:
-        """Whether one evidence set goes through the compiled single-set passes: the
-        tables hold at most ``COMPILED_UP_TO_ENTRIES`` entries, and so (four times
-        over) do the per-edge index maps into the parents' tables."""
-        return (self.entries <= COMPILED_UP_TO_ENTRIES
-                and self._parent_entries <= 4 * COMPILED_UP_TO_ENTRIES)
-
     def _compiled_layout(self):
-        """The tree as flat arrays for :func:`hugin_single` (built once): tables
-        and separators end to end, and for each edge the separator entry of every
-        entry of the child's and the parent's table."""
+        """The tree as flat arrays for :func:`hugin_one_set` (built once), cliques in
+        preorder: tables and separators end to end, each clique's variables with
+        their strides in the separator to its parent and in each child's, and
+        what each clique's distribute pass feeds (its children's separators, the
+        marginals of the variables read there)."""
         if self._flat is None:
             position = {i: t for t, i in enumerate(self.preorder)}
-            tables = [self.tables[i].ravel() for i in self.preorder]
-            table_off = np.cumsum([0] + [t.size for t in tables]).astype(np.int64)
-            sep_off, child_map, parent_map, parent_map_off = [0], [], [], [0]
-            seps = []
-            for i in self.preorder:
-                p = self.parent[i]
-                if p is None:
-                    seps.append(np.ones(1))
-                    child_map.append(np.zeros(self.tables[i].size, dtype=np.int64))
-                    parent_map.append(np.zeros(0, dtype=np.int64))
-                else:
-                    sep = self.separators[i, p]
-                    sizes = [self.arity[v] for v in sep]
-                    seps.append(self.seps[i].ravel())
-                    child_map.append(self._entry_to_sep(i, sep, sizes))
-                    parent_map.append(self._entry_to_sep(p, sep, sizes))
-                sep_off.append(sep_off[-1] + seps[-1].size)
-                parent_map_off.append(parent_map_off[-1] + parent_map[-1].size)
             index = {v: k for k, v in enumerate(self.net.variables)}
-            reader = np.zeros(len(index), dtype=np.int64)
-            stride = np.zeros(len(index), dtype=np.int64)
-            card = np.zeros(len(index), dtype=np.int64)
-            for v, i in self.reader.items():
-                clique = self.cliques[i]
-                k = clique.index(v)
-                reader[index[v]] = position[i]
-                stride[index[v]] = math.prod(self.arity[u] for u in clique[k + 1:])
-                card[index[v]] = self.arity[v]
-            marg_off = np.cumsum([0] + list(card)).astype(np.int64)
-            self._marginal_slices = {v: slice(marg_off[index[v]], marg_off[index[v] + 1])
-                                     for v in self.net.variables}
-            parents = np.array([-1 if self.parent[i] is None else position[self.parent[i]]
-                                for i in self.preorder], dtype=np.int64)
-            self._flat = (np.concatenate(tables), table_off, np.concatenate(seps),
-                          np.array(sep_off, dtype=np.int64), np.concatenate(child_map),
-                          np.concatenate(parent_map), np.array(parent_map_off, dtype=np.int64),
-                          parents, reader, stride, card, marg_off)
+            tables = [self.tables[i].ravel() for i in self.preorder]
+            seps = [np.ones(1) if self.parent[i] is None else self.seps[i].ravel()
+                    for i in self.preorder]
+            sep_off = np.cumsum([0] + [s.size for s in seps]).astype(np.int64)
+            card = [self.arity[v] for v in self.net.variables]
+            marg_off = np.cumsum([0] + card).astype(np.int64)
+            cvar, ccard, up, down, down_ptr = [], [], [], [], [0]
+            fan_rows, fan_out, fan_ptr, fan_row_ptr = [], [], [0], [0]
+            for t, i in enumerate(self.preorder):
+                clique, p = self.cliques[i], self.parent[i]
+                cvar += [index[v] for v in clique]
+                ccard += [self.arity[v] for v in clique]
+                up += self._sep_strides(clique, None if p is None else self.separators[i, p])
+                if p is not None:
+                    down += self._sep_strides(self.cliques[p], self.separators[i, p])
+                down_ptr.append(len(down))
+                for c in self.children[i]:
+                    fan_rows += self._sep_strides(clique, self.separators[c, i])
+                    fan_out.append(sep_off[position[c]])
+                for v in self._readers[i]:
+                    fan_rows += [int(u == v) for u in clique]
+                    fan_out.append(sep_off[-1] + marg_off[index[v]])
+                fan_ptr.append(len(fan_out))
+                fan_row_ptr.append(len(fan_rows))
+            as_int = lambda a: np.array(a, dtype=np.int64)   # noqa: E731
+            cvar_ptr = np.cumsum([0] + [len(self.cliques[i]) for i in self.preorder])
+            self._flat = dict(
+                tables=np.concatenate(tables),
+                table_off=np.cumsum([0] + [t.size for t in tables]).astype(np.int64),
+                cvar_ptr=cvar_ptr.astype(np.int64), cvar=as_int(cvar), ccard=as_int(ccard),
+                up_stride=as_int(up), down_ptr=as_int(down_ptr), down_stride=as_int(down),
+                seps=np.concatenate(seps), sep_off=sep_off,
+                parents=as_int([-1 if self.parent[i] is None else position[self.parent[i]]
+                                for i in self.preorder]),
+                reader=as_int([position[self.reader[v]] for v in self.net.variables]),
+                rslot=as_int([cvar_ptr[position[self.reader[v]]]
+                              + self.cliques[self.reader[v]].index(v)
+                              for v in self.net.variables]),
+                fan_ptr=as_int(fan_ptr), fan_row_ptr=as_int(fan_row_ptr),
+                fan_rows=as_int(fan_rows), fan_out=as_int(fan_out), marg_off=marg_off,
+                prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]))
+            self._marginal_slices = {v: slice(marg_off[k], marg_off[k + 1])
+                                     for k, v in enumerate(self.net.variables)}
             self._variable_index = index
         return self._flat
 
+    def _sep_strides(self, clique, sep):
+        """Each of ``clique``'s variables' stride in the flat separator ``sep``
+        (variables in that order; 0 for a variable not in it)."""
+        sep = () if sep is None else sep
+        sizes = [self.arity[v] for v in sep]
+        return [math.prod(sizes[sep.index(v) + 1:]) if v in sep else 0 for v in clique]
+
     def _compiled_mpe(self, evidence):
         """``(state indices, log P(x, e))`` of one evidence set by
-        :func:`max_product_single`."""
-        layout = self._compiled_layout()
-        if self._clique_vars is None:
-            self._log_potentials = np.concatenate([self._log_potential(i).ravel()
-                                                   for i in self.preorder])
-            ptr, var, stride, card = [0], [], [], []
-            for i in self.preorder:
-                clique = self.cliques[i]
-                var += [self._variable_index[v] for v in clique]
-                stride += [math.prod(self.arity[u] for u in clique[k + 1:])
-                           for k in range(len(clique))]
-                card += [self.arity[v] for v in clique]
-                ptr.append(len(var))
-            self._clique_vars = tuple(np.array(a, dtype=np.int64)
-                                      for a in (ptr, var, stride, card))
+        :func:`max_product_one_set`, from the evidence-free pass of
+        :func:`max_product_prior` (computed once)."""
+        flat = self._compiled_layout()
+        keys = ("table_off", "cvar_ptr", "ccard", "up_stride", "down_ptr", "down_stride",
+                "sep_off", "parents")
+        if self._max_prior_flat is None:
+            log_potentials = np.concatenate([self._log_potential(i).ravel()
+                                             for i in self.preorder])
+            self._max_prior_flat = max_product_prior(log_potentials, *(flat[k] for k in keys))
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
-        (_, table_off, _, sep_off, child_map, parent_map, parent_map_off, parents, reader,
-         stride, card) = layout[:11]
-        if not max_product_single(self._log_potentials, table_off, sep_off, child_map,
-                                   parent_map, parent_map_off, parents, reader, stride, card,
-                                   self._observed(evidence), *self._clique_vars, states[0]):
+        if not max_product_one_set(*self._max_prior_flat, flat["table_off"], flat["cvar_ptr"],
+                                   flat["cvar"], flat["ccard"], flat["up_stride"],
+                                   flat["down_ptr"], flat["down_stride"], flat["sep_off"],
+                                   flat["parents"], flat["reader"], flat["rslot"],
+                                   self._observed(evidence), self._work_buffer(), states[0]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
@@ -760,22 +766,31 @@ class JunctionTree:
             observed[self._variable_index[v]] = k
         return observed
 
-    def _entry_to_sep(self, i, sep, sizes):
-        """For each entry of clique ``i``'s flat table, its entry in the flat
-        separator ``sep`` (variables in that order)."""
-        clique = self.cliques[i]
-        grids = np.indices([self.arity[v] for v in clique]).reshape(len(clique), -1)
-        out = np.zeros(grids.shape[1], dtype=np.int64)
-        for v, size in zip(sep, sizes):
-            out = out * size + grids[clique.index(v)]
-        return out
+    def _work_buffer(self):
+        """This thread's scratch copy of the tables for the compiled passes, kept
+        between calls: a fresh one would be paged in again on every set, which
+        on a tree of 17 million entries costs more than the propagation."""
+        buffer = getattr(self._scratch, "work", None)
+        if buffer is None:
+            buffer = self._scratch.work = np.empty(self.entries)
+        return buffer
 
-    def _compiled_posteriors(self, evidence):
-        """Every variable's posterior (end to end, see ``_marginal_slices``) and
-        ``log P(e)`` for one evidence set, by :func:`hugin_single`."""
-        layout = self._compiled_layout()
-        marginals = np.zeros(layout[-1][-1])
-        log_pe = hugin_single(*layout, self._observed(evidence), marginals)
+    def _compiled_posteriors(self, evidence, variables=None):
+        """The posteriors of ``variables`` (all by default) end to end, see
+        ``_marginal_slices``, and ``log P(e)`` for one evidence set, by
+        :func:`hugin_one_set`."""
+        flat = self._compiled_layout()
+        asked = np.ones(len(self.net.variables), dtype=np.bool_)
+        if variables is not None:
+            asked[:] = False
+            asked[[self._variable_index[v] for v in variables]] = True
+        marginals = np.zeros(flat["marg_off"][-1])
+        log_pe = hugin_one_set(
+            *(flat[k] for k in ("tables", "table_off", "cvar_ptr", "ccard", "up_stride",
+                                "down_ptr", "down_stride", "seps", "sep_off", "parents",
+                                "reader", "rslot", "fan_ptr", "fan_row_ptr", "fan_rows",
+                                "fan_out", "marg_off", "prior_marg")),
+            self._observed(evidence), asked, self._work_buffer(), marginals)
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z
@@ -822,7 +837,7 @@ class JunctionTree:
         >>> best["bronc"], best["lung"], round(log_p, 4)
         ('yes', 'no', -2.2017)
         """
-        if soft_evidence is not None or not self._compiled_fits():
+        if soft_evidence is not None:
             soft = None if soft_evidence is None else likelihoods(self.net, soft_evidence)
             states, log_p = self._mpe([evidence or {}], soft=soft)
             states, log_p = states[0], float(log_p[0])
@@ -864,9 +879,7 @@ class JunctionTree:
         if soft_evidence is not None:
             return float(self._propagate([evidence or {}],
                                          soft=likelihoods(self.net, soft_evidence))[0][0])
-        if self._compiled_fits():
-            return float(self._compiled_posteriors(evidence)[1])
-        return float(self._propagate([evidence or {}])[0][0])
+        return float(self._compiled_posteriors(evidence, ())[1])
 
     def log_probabilities_of_evidence(self, evidence_sets, chunk: int | None = None,
                                       executor=None) -> np.ndarray:
