@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twlib import BayesianNetwork
+from twlib import BayesianNetwork, graphs
 from twlib.graphs import (elimination_width, i_score, maximum_spanning_tree, moral_graph,
                           orient_tree, random_ktree, topological_order)
 from twlib.information import entropy, mutual_information_matrix
@@ -112,3 +112,14 @@ def test_bool_rows_round_trip_through_bitsets_as_python_integers(rows, n, seed):
         value = sum(int(w) << (64 * i) for i, w in enumerate(packed))
         assert value == sum(1 << int(v) for v in np.flatnonzero(row))
     assert np.array_equal(to_bool_rows(words, n), bools)
+
+
+def test_auto_order_stops_at_the_greedy_orders_when_far_over_the_budget():
+    grid = nx.grid_2d_graph(20, 20)
+    two = {v: 2 for v in grid}
+    greedy = min(graphs.elimination_cost(grid, graphs.elimination_order(grid, method, two))[::-1]
+                 for method in ("min-degree", "min-fill", "weighted-min-fill", "min-size"))
+    stopped = graphs.elimination_order(grid, "auto", stop_above=1.0)
+    assert graphs.elimination_cost(grid, stopped)[::-1] == greedy
+    # without the stop the sweeps find an order near the row-by-row one (width 20)
+    assert graphs.elimination_cost(grid, graphs.elimination_order(grid, "auto"))[0] < greedy[1]

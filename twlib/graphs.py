@@ -366,7 +366,7 @@ def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
 
 def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
                       restarts: int | None = None, time_limit: float | None = None,
-                      random_state=0, last=()) -> list:
+                      random_state=0, last=(), stop_above: float | None = None) -> list:
     """An elimination order of ``graph``, by greedy heuristics (compiled).
 
     Each heuristic repeatedly eliminates the node that is cheapest now:
@@ -385,7 +385,11 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
     node (a dict or a sequence in node order).  Deterministic for a given
     ``random_state`` when no ``time_limit`` stops it early.  Nodes in ``last``
     come after all the others (the constrained orders of marginal MAP, which
-    must sum out the other variables before maximising over these).
+    must sum out the other variables before maximising over these).  With
+    ``stop_above``, "auto" returns the best of the four greedy orders at once
+    when it needs more table entries than that: the sweeps and restarts shrink
+    a tree by small factors, not by orders of magnitude, so a caller that only
+    asks whether a tree fits its budget passes a large multiple of the budget.
 
     >>> elimination_order(nx.path_graph(4), "min-degree")
     [0, 1, 2, 3]
@@ -415,6 +419,8 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
         order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER, late)
         if best is None or (entries, width) < best[:2]:
             best = (entries, width, order)
+    if stop_above is not None and best[0] > stop_above:
+        return [nodes[i] for i in best[2]]
     if best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES and not late.any():
         for order in _spectral_sweeps(graph, nodes):
             order, width, entries = greedy_elimination(adj, 0, w, 0.0, 0, order)

@@ -78,6 +78,9 @@ _NODES_PER_SECOND = 1e7
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
 _TREE_ENTRIES_PER_SECOND = 1e7
+# A tree whose greedy orders need this many times the entries that fit is not
+# looked at further: better orders shrink it by small factors
+_FAR_OVER = 1e3
 # A prepared search either proves a few-variable evidence set in a small fraction
 # of the tree's time or thrashes for far longer than the tree; a quarter of the
 # tree's time catches the first kind and caps the loss on the second at 1.25x
@@ -962,10 +965,12 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     check_memory_budget(max_memory_gb)
     in_time = 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30
     # the restarts that look for a smaller tree get a twentieth of the time: they
-    # decide whether the tree fits, and are lost time when it does not
+    # decide whether the tree fits, and are lost time when it does not (and not
+    # tried when the greedy orders miss the budget by orders of magnitude)
     tree_order = elimination_order(model.interaction_graph(), "auto",
                                    weights={v: model.arity(v) for v in model.variables},
-                                   time_limit=time_limit / 20)
+                                   time_limit=time_limit / 20,
+                                   stop_above=_FAR_OVER * min(max_memory_gb, in_time) * 2**30 / 8)
     try:
         tree = JunctionTree(model, order=tree_order, max_memory_gb=min(max_memory_gb, in_time))
     except MemoryBudgetExceeded:
