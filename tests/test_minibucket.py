@@ -81,7 +81,11 @@ def test_mplp_keeps_every_value_and_lowers_a_bound(seed, n_vars, zeros):
     model, evidence = random_model(seed, n_vars, zeros)
     top, _ = brute_force(model, evidence)
     tables, arity, ev = log_tables(model, evidence)
-    shifted, bounds = mplp(tables, arity, max_sweeps=200)
+    shifted, bounds, closed = mplp(tables, arity, max_sweeps=200, decode=True)
+    if closed is not None:                      # it stopped on an assignment that is optimal
+        closed[list(ev)] = list(ev.values())
+        value = sum(float(t[tuple(closed[list(s)])]) for s, t in tables)
+        assert value == pytest.approx(top, rel=1e-9, abs=1e-9)
     assert all(b <= a + 1e-9 * max(1.0, abs(a)) for a, b in zip(bounds, bounds[1:])
                if a > -np.inf)
     assert bounds[-1] >= top - 1e-9 * max(1.0, abs(top))
@@ -94,6 +98,26 @@ def test_mplp_keeps_every_value_and_lowers_a_bound(seed, n_vars, zeros):
         assert after == pytest.approx(before, rel=1e-9, abs=1e-9) or before == after == -np.inf
     if top > -np.inf:
         assert mini_buckets(model, 2, evidence, mplp_seconds=1).bound >= top - 1e-9 * abs(top)
+
+
+def test_mplp_closes_a_chain_at_the_root():
+    # the LP of a tree is tight: the beliefs alone give the optimum, with no search
+    rng = np.random.default_rng(7)
+    tables = [((k, k + 1), np.log(rng.random((3, 3)))) for k in range(5)]
+    _, _, closed = mplp(tables, np.full(6, 3), decode=True)
+    best = max(itertools.product(range(3), repeat=6),
+               key=lambda x: sum(float(t[x[a], x[b]]) for (a, b), t in tables))
+    assert closed is not None and tuple(closed) == best
+    result = branch_and_bound_mpe(_chain_model(tables), i_bound=2)
+    assert result.method == "MPLP, tight" and result.status == "optimal"
+
+
+def _chain_model(tables):
+    from twlib.factors import Factor, FactorModel
+
+    names = [f"x{k}" for k in range(6)]
+    return FactorModel(names, {v: ["a", "b", "c"] for v in names},
+                       [Factor((names[a], names[b]), np.exp(t)) for (a, b), t in tables])
 
 
 def test_tables_over_the_same_variables_are_added_into_one():
@@ -334,7 +358,9 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     evidence = {"HR": "HIGH", "BP": "LOW"}
     tree = most_probable_explanation(net, evidence)
     small = most_probable_explanation(net, evidence, max_memory_gb=6e-6)
-    assert tree.method == "junction tree" and "branch and bound" in small.method
+    # past the tree: MPLP closes alarm's LP at the root, or the branch and bound searches
+    assert tree.method == "junction tree"
+    assert small.method == "MPLP, tight" or "branch and bound" in small.method
     assert small.status == "optimal" and small.log_value == pytest.approx(tree.log_value)
     assert message_bytes(net, 2, evidence) <= message_bytes(net, 6, evidence)
 

@@ -45,7 +45,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .data import Dataset, IncompleteDataset
+from .data import Dataset, IncompleteDataset, as_frame
 from .discretize import METHODS as DISCRETIZERS
 from .discretize import Discretizer
 from .errors import InputError
@@ -247,7 +247,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise InputError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
-        frame = _frame(X)
+        frame = as_frame(X)
         if frame.shape[1] == 0:
             raise InputError(f"0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
                              "required.")
@@ -404,7 +404,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
 
     def _codes(self, X) -> np.ndarray:
         """Rows coded in the network's variable order (the class column -1)."""
-        frame = _frame(X)
+        frame = as_frame(X)
         if frame.shape[1] != self.n_features_in_:
             raise InputError(f"X has {frame.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.n_features_in_} features as input")
@@ -446,23 +446,6 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         evidence = [{names[j]: int(c) for j, c in enumerate(row) if c >= 0} for row in codes]
         posts, _ = self._tree.posteriors_batch(evidence, variables=[self.class_name_])
         return posts[self.class_name_]
-
-
-def _frame(X) -> pd.DataFrame:
-    from scipy import sparse
-
-    if sparse.issparse(X):
-        raise InputError("sparse input is not supported: pass a dense array or a DataFrame")
-    if isinstance(X, pd.DataFrame):
-        return X.rename(columns=str).reset_index(drop=True)
-    if isinstance(X, (Dataset, IncompleteDataset)):
-        return X.to_pandas()
-    array = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
-    if array.ndim != 2:
-        raise InputError(f"X must be 2-D (rows x features), got {array.ndim}-D. Reshape your "
-                         "data with X.reshape(-1, 1) for a single feature")
-    frame = pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
-    return frame.infer_objects()
 
 
 def _labels(y, n_rows: int) -> np.ndarray:

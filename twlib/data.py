@@ -16,7 +16,8 @@ import pandas as pd
 
 from .errors import InputError, UnknownName, WrongType
 
-__all__ = ["Dataset", "IncompleteDataset", "code_dtype", "mask_mar", "mask_mcar", "state_label"]
+__all__ = ["Dataset", "IncompleteDataset", "as_frame", "category_order", "code_dtype", "mask_mar",
+           "mask_mcar", "state_label"]
 
 DISCRETISERS = (None, "median", "quantile")
 MISSING_POLICIES = ("error", "drop", "state", "random")
@@ -481,27 +482,67 @@ def as_dataset(data, **options) -> Dataset:
                     f"path, got {type(data).__name__}")
 
 
+def as_frame(X) -> pd.DataFrame:
+    """The raw rows of what a user has in hand, as a DataFrame before any coding.
+
+    Takes a DataFrame (column names made text, index reset), a Dataset or
+    IncompleteDataset (its state labels), the path of a CSV file with a header
+    row, or a 2-D array or array-like (columns named ``x0, x1, ...``; an
+    array of objects gets each column's own type).  Sparse matrices and other
+    shapes are an InputError.
+
+    >>> as_frame(np.array([[1.5, 2.0], [0.5, 1.0]])).columns.tolist()
+    ['x0', 'x1']
+    >>> as_frame([["a", 1], ["b", 2]])["x1"].dtype.kind        # integers, not objects
+    'i'
+    """
+    if isinstance(X, pd.DataFrame):
+        return X.rename(columns=str).reset_index(drop=True)
+    if isinstance(X, (Dataset, IncompleteDataset)):
+        return X.to_pandas()
+    if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
+        from .io.text import read_table      # io reads data files; data needs only this leaf
+
+        return read_table(X)
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise InputError("sparse input is not supported: pass a dense array or a DataFrame")
+    array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    if array.ndim != 2:
+        raise InputError(f"data must be 2-D (rows x variables), got {array.ndim}-D. Reshape "
+                         "your data with X.reshape(-1, 1) for a single variable")
+    return pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])]).infer_objects()
+
+
+def category_order(col: pd.Series) -> list:
+    """The states of a discrete column in order: a pandas Categorical's declared
+    categories (a state may be unobserved), else its distinct values sorted
+    (by their text when their types are mixed), missing cells left out.
+
+    >>> category_order(pd.Series(["b", "a", None, "b"]))
+    ['a', 'b']
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return list(col.cat.categories)
+    present = col.dropna().unique()
+    try:
+        return sorted(present)
+    except TypeError:
+        return sorted(present, key=str)
+
+
 def _categorical(col: pd.Series):
-    """Codes of the sorted distinct values, or of a pandas Categorical's declared
-    categories in their order (a state may be unobserved); NaN becomes a last
-    state 'missing'."""
+    """Codes of :func:`category_order`'s states; NaN becomes a last state
+    'missing'."""
     has_na = bool(col.isna().any())
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy().astype(np.int64)
         labels = [state_label(u) for u in col.cat.categories]
         codes[codes < 0] = len(labels)
         return codes, labels + (["missing"] if has_na else [])
-    present = col.dropna()
-    try:
-        uniq = np.array(sorted(present.unique()))
-    except TypeError:  # mixed types: order by their text
-        uniq = np.array(sorted(present.unique(), key=str), dtype=object)
-    codes = np.full(len(col), len(uniq), dtype=np.int64)
-    mask = col.notna().to_numpy()
-    codes[mask] = np.searchsorted(uniq, present.to_numpy()) if uniq.dtype != object else \
-        pd.Index(uniq).get_indexer(present.to_numpy())
-    labels = [state_label(u) for u in uniq] + (["missing"] if has_na else [])
-    return codes, labels
+    order = category_order(col)
+    codes = np.full(len(col), len(order), dtype=np.int64)
+    codes[col.notna().to_numpy()] = pd.Index(order).get_indexer(col.dropna().to_numpy())
+    return codes, [state_label(u) for u in order] + (["missing"] if has_na else [])
 
 
 def _declares_states(col: pd.Series) -> bool:

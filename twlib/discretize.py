@@ -280,11 +280,9 @@ class Discretizer:
         return self
 
     def _categorical_states(self, name, col) -> list:
-        from .data import state_label
+        from .data import category_order, state_label
 
         declared = (self.categories or {}).get(name)
-        if declared is None and isinstance(col.dtype, pd.CategoricalDtype):
-            declared = list(col.cat.categories)
         if declared is not None:
             states = [state_label(v) for v in declared]
             seen = set(col.dropna().map(state_label))
@@ -293,12 +291,7 @@ class Discretizer:
                 raise InputError(f"column {name!r} has values outside its declared states: "
                                  f"{extra[:5]}")
             return states
-        present = col.dropna()
-        try:
-            uniq = sorted(present.unique())
-        except TypeError:                      # mixed types: ordered by their text
-            uniq = sorted(present.unique(), key=str)
-        return list(dict.fromkeys(state_label(v) for v in uniq))
+        return list(dict.fromkeys(state_label(v) for v in category_order(col)))
 
     def transform(self, X: pd.DataFrame, unseen: str = "error") -> pd.DataFrame:
         """``X`` with every column a pandas Categorical over its fitted states: numeric

@@ -6,7 +6,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .data import Dataset, IncompleteDataset, as_dataset, code_dtype, state_label
+from .data import Dataset, IncompleteDataset, as_frame, code_dtype, state_label
 from .discretize import for_learning
 from .errors import InputError, UnknownName
 from .inference import JunctionTree
@@ -151,7 +151,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.discretizer_ = None
         if isinstance(X, (Dataset, IncompleteDataset)):
             return X
-        frame, self.discretizer_ = for_learning(_as_frame(X), self.discretize, self.n_bins, y)
+        frame, self.discretizer_ = for_learning(as_frame(X), self.discretize, self.n_bins, y)
         return frame
 
     # ---------------------------------------------------------------- queries
@@ -169,7 +169,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
                                  f"got shape {X.shape}")
             X = pd.DataFrame(X, columns=self.feature_names_in_)
         if not isinstance(X, pd.DataFrame):
-            X = as_dataset(X).to_pandas()
+            X = as_frame(X)
         if getattr(self, "discretizer_", None) is not None:
             X = X.rename(columns=str)
             cut = [c for c in self.discretizer_.cuts_ if c in X.columns]
@@ -299,17 +299,3 @@ class BoundedTreewidthNetwork(BaseEstimator):
             frame[v] = np.asarray(self._states[v], dtype=object)[filled[:, j]]
         return frame
 
-
-def _as_frame(X) -> pd.DataFrame:
-    """A DataFrame of the raw rows (an array's columns named ``x0, x1, ...``; a CSV read)."""
-    if isinstance(X, pd.DataFrame):
-        return X.rename(columns=str)
-    if isinstance(X, np.ndarray):
-        if X.ndim != 2:
-            raise InputError(f"an array of data must be 2-D (rows x variables), got {X.ndim}-D")
-        return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-    if isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
-        from .io.text import read_table
-
-        return read_table(X)
-    return as_dataset(X).to_pandas()

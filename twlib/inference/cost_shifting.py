@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 
 from .. import clock
-from .andor import flat_tables
+from .andor import flat_tables, slack
 
 __all__ = ["mplp", "conditioned_bound", "rounded_assignment", "branching_variable",
            "star_incidence"]
@@ -51,7 +51,7 @@ _ROUNDING_SHARE = 32
 
 
 def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
-         tolerance: float = 1e-7):
+         tolerance: float = 1e-7, decode: bool = False):
     """Tables reparameterised by MPLP star updates, and the bound after each call.
 
     ``tables`` are ``(scope, log table)`` pairs over variable indices with
@@ -61,6 +61,13 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
     (relative).  Returns ``(tables, bounds)``: the same scopes with shifted
     values (the sum over tables is unchanged for every assignment) and the
     LP bound ``sum of table maxima`` before the first sweep and after each call.
+
+    With ``decode``, after each call every variable takes the value of largest
+    belief (the sum of its tables' max-marginals), and the sweeps stop as soon
+    as that assignment's value reaches the bound (up to rounding): the LP is
+    tight and the assignment optimal, with nothing left to search.  Then
+    ``(tables, bounds, assignment)`` is returned, the assignment None unless
+    it closed the bound.
 
     >>> import numpy as np
     >>> t = [((0,), np.log([1.0, 0.1])), ((0, 1), np.log([[1.0, 0.5], [0.5, 1.0]])),
@@ -75,19 +82,50 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
     size = np.array([int(np.size(v)) for _, v in tables], dtype=np.int64)
     bounds = [_bound(len(tables), offset, size, values)]
     deadline = clock.now() + seconds
-    sweeps = 0
+    sweeps, closed = 0, None
     while sweeps < max_sweeps:
         step = min(_SWEEPS_PER_CALL, max_sweeps - sweeps)
         _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, step)
         sweeps += step
         bounds.append(_bound(len(tables), offset, size, values))
+        if decode:
+            assign = np.zeros(len(arity), dtype=np.int64)
+            value = _believed(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table,
+                              inc_slot, assign)
+            if np.isfinite(value) and bounds[-1] <= value + slack(value):
+                closed = assign
+                break
         if not bounds[-2] - bounds[-1] > tolerance * max(1.0, abs(bounds[-1])):
             break
         if clock.expired(deadline):
             break
     shifted = [(scope, values[offset[t]:offset[t] + size[t]].reshape(np.shape(v)).copy())
                for t, (scope, v) in enumerate(tables)]
-    return shifted, np.array(bounds)
+    return (shifted, np.array(bounds), closed) if decode else (shifted, np.array(bounds))
+
+
+@nb.njit(cache=True)
+def _believed(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
+              assign):
+    """Set each variable in ``assign`` to its value of largest belief (the sum of
+    its tables' max-marginals; the lowest value among ties) and return the sum
+    of the tables at that assignment."""
+    m, total = _scratch(arity, inc_ptr)
+    for x in range(arity.shape[0]):
+        _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
+                       m, total)
+        best = 0
+        for a in range(1, arity[x]):
+            if total[a] > total[best]:
+                best = a
+        assign[x] = best
+    value = 0.0
+    for t in range(ptr.shape[0] - 1):
+        at = offset[t]
+        for j in range(ptr[t], ptr[t + 1]):
+            at += assign[var[j]] * stride[j]
+        value += values[at]
+    return value
 
 
 def star_incidence(ptr, var, n_vars: int, count: int):

@@ -87,9 +87,11 @@ _BLOCK = 64     # entries the innermost axes of a table span at least, walked by
 @nb.njit(cache=True)
 def _blocks(ccard, c0, m, rows, n_rows):
     """Split a clique table's axes into outer ones and a block of trailing
-    ones spanning at least ``_BLOCK`` entries (or all): ``(q, B, inner)``, the
-    block's first axis, its entries, and ``inner[k, b]`` the offset of its entry
-    ``b`` in index ``k`` (``rows[k * m + j]`` the stride of axis ``j`` in it).
+    ones spanning at least ``_BLOCK`` entries (or all): ``(q, B, inner, size,
+    acc, digits)``, the block's first axis, its entries, ``inner[k, b]`` the
+    offset of its entry ``b`` in index ``k`` (``rows[k * m + j]`` the stride of
+    axis ``j`` in it), the table's entries, and the odometer of :func:`_carry`
+    at the first entry (each index's offset, the outer axes' digits).
     Walking the block by offset tables keeps the odometer's carries, which a
     run of two-state axes would otherwise pay at every other entry, to one per
     block."""
@@ -112,7 +114,10 @@ def _blocks(ccard, c0, m, rows, n_rows):
             for i in range(q, m):
                 at += digits[i] * rows[k * m + i]
             inner[k, b] = at
-    return q, B, inner
+    size = B
+    for j in range(q):
+        size *= ccard[c0 + j]
+    return q, B, inner, size, np.zeros(n_rows, dtype=np.int64), np.zeros(m, dtype=np.int64)
 
 
 @nb.njit(cache=True)
@@ -142,19 +147,14 @@ def _fan_out(src, base, ccard, c0, m, rows, K, ratio, r0, out, out_off):
     trailing axes gets each run of entries that share its index summed in
     registers first: added one by one into memory, they would wait on each
     other's stores."""
-    q, B, inner = _blocks(ccard, c0, m, rows, K + 1)
+    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, K + 1)
     run = np.ones(K + 1, dtype=np.int64)
     for k in range(1, K + 1):
         j = m - 1
         while j >= q and rows[k * m + j] == 0:
             run[k] *= ccard[c0 + j]
             j -= 1
-    acc = np.zeros(K + 1, dtype=np.int64)
-    digits = np.zeros(m, dtype=np.int64)
     x = np.empty(B)
-    size = 1
-    for j in range(m):
-        size *= ccard[c0 + j]
     for e in range(base, base + size, B):
         if r0 >= 0:
             at = r0 + acc[0]
@@ -182,12 +182,7 @@ def _scale(table, base, ccard, c0, m, strides, s0, factor, f0, log_space):
     ``factor[f0 + i(e)]`` (add it in ``log_space``; an entry already ``-inf``
     stays so), ``strides[s0:s0 + m]`` the axes' strides in ``i``."""
     rows = strides[s0:s0 + m]
-    q, B, inner = _blocks(ccard, c0, m, rows, 1)
-    acc = np.zeros(1, dtype=np.int64)
-    digits = np.zeros(m, dtype=np.int64)
-    size = 1
-    for j in range(m):
-        size *= ccard[c0 + j]
+    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, 1)
     for e in range(base, base + size, B):
         at = f0 + acc[0]
         if log_space:
@@ -337,12 +332,7 @@ def _max_to_sep(table, base, ccard, c0, m, strides, msg, best, s0):
     """Per separator entry ``s`` (``strides`` the axes' strides in it): the
     largest entry of the clique table that maps to it into ``msg[s0 + s]`` and
     that entry's index into ``best[s0 + s]`` (the lowest index among ties)."""
-    q, B, inner = _blocks(ccard, c0, m, strides, 1)
-    acc = np.zeros(1, dtype=np.int64)
-    digits = np.zeros(m, dtype=np.int64)
-    size = 1
-    for j in range(m):
-        size *= ccard[c0 + j]
+    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, strides, 1)
     for e in range(0, size, B):
         at = s0 + acc[0]
         for b in range(B):

@@ -108,14 +108,17 @@ def log_tables(model, evidence=None):
 class ShiftedTables:
     """The model's log tables reduced by the evidence and reparameterised by MPLP,
     before any message: ``tables`` (``(scope, log table)`` over variable indices),
-    ``arity``, ``evidence`` and ``order`` as in :class:`MiniBuckets`, and
-    ``lp_bounds`` the LP bound before and after MPLP."""
+    ``arity``, ``evidence`` and ``order`` as in :class:`MiniBuckets`,
+    ``lp_bounds`` the LP bound before and after MPLP, and ``closed`` an
+    assignment (state indices) whose value reached the bound, which proves it
+    optimal, or None."""
 
     tables: list
     arity: np.ndarray
     evidence: dict
     order: list
     lp_bounds: np.ndarray
+    closed: np.ndarray | None = None
 
 
 def shifted_tables(model, evidence=None, *, order=None, mplp_seconds: float = 1.0
@@ -132,11 +135,11 @@ def shifted_tables(model, evidence=None, *, order=None, mplp_seconds: float = 1.
     if not mplp_seconds >= 0:
         raise InputError(f"mplp_seconds must be >= 0, got {mplp_seconds!r}")
     tables, arity, ev, order = _prepared(model, evidence, order)
-    lp_bounds = np.array([np.inf])
+    lp_bounds, closed = np.array([np.inf]), None
     if mplp_seconds > 0:
-        tables, lp_bounds = mplp(tables, arity, seconds=mplp_seconds)
+        tables, lp_bounds, closed = mplp(tables, arity, seconds=mplp_seconds, decode=True)
     return ShiftedTables(tables=tables, arity=arity, evidence=ev, order=order,
-                         lp_bounds=lp_bounds)
+                         lp_bounds=lp_bounds, closed=closed)
 
 
 def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", order=None,

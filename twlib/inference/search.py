@@ -147,8 +147,9 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
 
     The tables are first reparameterised by MPLP for at most ``mplp_seconds``
     (default a tenth of ``time_limit``; 0 turns it off), which tightens the
-    mini-bucket heuristic and removes the values that the zeros rule out.
-    Then the propagation search (:mod:`twlib.inference.propagation`) runs
+    mini-bucket heuristic and removes the values that the zeros rule out; it
+    stops early when the assignment of largest beliefs reaches its bound,
+    which proves that assignment optimal with no search.  Then the propagation search (:mod:`twlib.inference.propagation`) runs
     alone for a fortieth of the time, and if it has not proved the answer the
     mini-buckets are computed and it takes turns with the other searches;
     ``propagation=False`` leaves it out.
@@ -174,6 +175,14 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                              mplp_seconds=time_limit / 10 if mplp_seconds is None
                              else mplp_seconds)
     probe, history, status = None, [], None
+    if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
+        result = _answer(model, shifted.closed.copy(), float(shifted.lp_bounds[-1]),
+                         shifted.evidence, log_value, "optimal", float(shifted.lp_bounds[-1]),
+                         time_limit, "MPLP, tight", history, started,
+                         {"nodes": 0, "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
+        result.stats.update(seconds=clock.now() - started, heuristic_seconds=clock.now() - started,
+                            compile_seconds=clock.compile_seconds() - compiled)
+        return result
     if propagation:
         probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
                                         max_memory_gb)

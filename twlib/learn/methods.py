@@ -18,7 +18,7 @@ import pandas as pd
 
 from .. import clock
 from ..clock import check_time_limit
-from ..data import Dataset, IncompleteDataset, as_dataset
+from ..data import Dataset, IncompleteDataset, as_dataset, as_frame
 from ..errors import InputError
 from ..graphs import moral_graph, treewidth_upper_bound
 from .result import LearnResult
@@ -42,8 +42,8 @@ def training_data(X, missing: str = "em"):
         if isinstance(X, IncompleteDataset) and missing == "error":
             raise InputError(f"the data have {X.n_missing} missing cells and missing='error'")
         return X
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    if isinstance(X, np.ndarray):
+        X = as_frame(X)
     if isinstance(X, pd.DataFrame) and missing == "em" and X.isna().to_numpy().any():
         return IncompleteDataset.from_pandas(X)
     return as_dataset(X)
