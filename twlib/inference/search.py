@@ -61,7 +61,7 @@ from .lp_search import LPSearch, lp_arrays, round_into_incumbent
 from .propagation import PropagationSearch
 from .kernels import flat_factors, log_values
 from .minibucket import (affordable_i_bound, check_i_bound, check_memory_budget,
-                         default_order, mini_buckets, shifted_tables)
+                         mini_buckets, shifted_tables)
 
 __all__ = ["MPEResult", "MPESearch", "branch_and_bound_mpe", "most_probable_explanation",
            "with_likelihoods"]
@@ -139,11 +139,15 @@ class MPEResult:
         return max(self.bound - self.log_value, 0.0)
 
 
-def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
+def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
                          time_limit: float = 60.0, order=None, max_memory_gb: float = 4.0,
                          mplp_seconds: float | None = None, propagation: bool = True,
                          progress: bool = False) -> MPEResult:
     """The MPE by branch and bound guided by MBE(``i_bound``) (hybrid best-first).
+
+    ``i_bound="auto"`` takes the largest whose messages fit a quarter of
+    ``max_memory_gb`` and about a quarter of ``time_limit``, sized only when
+    the mini-buckets are needed.
 
     The tables are first reparameterised by MPLP for at most ``mplp_seconds``
     (default a tenth of ``time_limit``; 0 turns it off), which tightens the
@@ -162,7 +166,8 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
     ('optimal', 0.0)
     """
     clock.check_time_limit(time_limit)
-    check_i_bound(i_bound)
+    if i_bound != "auto":
+        check_i_bound(i_bound)
     check_memory_budget(max_memory_gb)
     model = as_factor_model(model)
     compiled = clock.compile_seconds()
@@ -196,6 +201,9 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int = 10,
                           "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
         heuristic_seconds = probe_seconds
     else:
+        if i_bound == "auto":
+            i_bound = affordable_i_bound(model, evidence, max_memory_gb / 4, time_limit / 4,
+                                         order=[model.variables[k] for k in shifted.order])
         mb = mini_buckets(model, i_bound, evidence, task="max", shifted=shifted,
                           max_memory_gb=max_memory_gb)
         heuristic_seconds = clock.now() - started
@@ -986,7 +994,5 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
         tree = None
     if tree is not None:
         return _by_tree(tree, model, evidence, lambda row: model.log_values([row])[0])
-    order = default_order(model, evidence)       # min-fill once, for sizing and the pass
-    i_bound = affordable_i_bound(model, evidence, max_memory_gb / 4, time_limit / 4, order=order)
-    return branch_and_bound_mpe(model, evidence, i_bound=i_bound, time_limit=time_limit,
-                                order=order, max_memory_gb=max_memory_gb, progress=progress)
+    return branch_and_bound_mpe(model, evidence, i_bound="auto", time_limit=time_limit,
+                                max_memory_gb=max_memory_gb, progress=progress)
