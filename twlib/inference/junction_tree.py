@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import math
-import threading
 
 import networkx as nx
 import numpy as np
@@ -106,13 +105,6 @@ class JunctionTree:
         self._calibrate_prior(model)
         if normalised:
             self.log_z = 0.0
-
-    def __getstate__(self):
-        # a worker process builds its own scratch tables (and a thread-local cannot be pickled)
-        return {k: v for k, v in self.__dict__.items() if k != "_scratch"}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state, _scratch=threading.local())
 
     def with_factors(self, model) -> "JunctionTree":
         """A tree of the same cliques calibrated on ``model``'s factors instead:
@@ -218,7 +210,6 @@ class JunctionTree:
         max-product pass, the compiled single-set passes, the flat factors) are
         dropped."""
         self._layout = self._max_cache = self._flat = self._max_prior_flat = None
-        self._scratch = threading.local()
         self._factors_flat = None
         tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
         scale = np.zeros(len(self.cliques))
@@ -723,6 +714,9 @@ class JunctionTree:
                 rslot=as_int([cvar_ptr[position[self.reader[v]]]
                               + self.cliques[self.reader[v]].index(v)
                               for v in self.net.variables]),
+                child_ptr=as_int(np.cumsum([0] + [len(self.children[i])
+                                                   for i in self.preorder])),
+                children=as_int([position[c] for i in self.preorder for c in self.children[i]]),
                 fan_ptr=as_int(fan_ptr), fan_row_ptr=as_int(fan_row_ptr),
                 fan_rows=as_int(fan_rows), fan_out=as_int(fan_out), marg_off=marg_off,
                 prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]))
@@ -750,11 +744,10 @@ class JunctionTree:
                                              for i in self.preorder])
             self._max_prior_flat = max_product_prior(log_potentials, *(flat[k] for k in keys))
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
-        if not max_product_one_set(*self._max_prior_flat, flat["table_off"], flat["cvar_ptr"],
-                                   flat["cvar"], flat["ccard"], flat["up_stride"],
-                                   flat["down_ptr"], flat["down_stride"], flat["sep_off"],
-                                   flat["parents"], flat["reader"], flat["rslot"],
-                                   self._observed(evidence), self._work_buffer(), states[0]):
+        if not max_product_one_set(*self._max_prior_flat, *(flat[k] for k in (
+                "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr", "down_stride",
+                "sep_off", "parents", "child_ptr", "children", "reader", "rslot", "marg_off")),
+                self._observed(evidence), states[0]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
@@ -765,15 +758,6 @@ class JunctionTree:
         for v, k in evidence_indices(self.net, evidence).items():
             observed[self._variable_index[v]] = k
         return observed
-
-    def _work_buffer(self):
-        """This thread's scratch copy of the tables for the compiled passes, kept
-        between calls: a fresh one would be paged in again on every set, which
-        on a tree of 17 million entries costs more than the propagation."""
-        buffer = getattr(self._scratch, "work", None)
-        if buffer is None:
-            buffer = self._scratch.work = np.empty(self.entries)
-        return buffer
 
     def _compiled_posteriors(self, evidence, variables=None):
         """The posteriors of ``variables`` (all by default) end to end, see
@@ -788,9 +772,9 @@ class JunctionTree:
         log_pe = hugin_one_set(
             *(flat[k] for k in ("tables", "table_off", "cvar_ptr", "ccard", "up_stride",
                                 "down_ptr", "down_stride", "seps", "sep_off", "parents",
-                                "reader", "rslot", "fan_ptr", "fan_row_ptr", "fan_rows",
-                                "fan_out", "marg_off", "prior_marg")),
-            self._observed(evidence), asked, self._work_buffer(), marginals)
+                                "child_ptr", "children", "reader", "rslot", "fan_ptr",
+                                "fan_row_ptr", "fan_rows", "fan_out", "marg_off", "prior_marg")),
+            self._observed(evidence), asked, marginals)
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z

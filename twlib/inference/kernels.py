@@ -138,82 +138,119 @@ def _carry(digits, acc, ccard, c0, q, m, rows, n_rows):
 
 
 @nb.njit(cache=True, fastmath={"reassoc", "nsz"})
-def _fan_out(src, base, ccard, c0, m, rows, K, ratio, r0, out, out_off):
+def _fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
     """For each entry ``e`` of a clique table (``m`` axes of sizes
-    ``ccard[c0:c0 + m]``) at ``src[base:]``: ``x = src[base + e] * ratio[r0 +
-    i_0(e)]`` (no factor when ``r0 < 0``), then ``out[out_off[k] + i_{k+1}(e)] +=
-    x`` for each of the ``K`` targets.  ``rows[k * m + j]`` is axis ``j``'s stride
-    in index ``i_k`` (row 0 the ratio's).  A target that lacks the block's
-    trailing axes gets each run of entries that share its index summed in
-    registers first: added one by one into memory, they would wait on each
-    other's stores."""
-    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, K + 1)
-    run = np.ones(K + 1, dtype=np.int64)
-    for k in range(1, K + 1):
+    ``ccard[c0:c0 + m]``) at ``src[base:]``: ``x = src[base + e]`` times
+    ``factors[f_off[f] + i_f(e)]`` for each of the ``F`` factors, then
+    ``out[out_off[k] + i_{F+k}(e)] += x`` for each of the ``K`` targets.
+    ``rows[r * m + j]`` is axis ``j``'s stride in index ``i_r``.  A target that
+    lacks the block's trailing axes gets each run of entries that share its
+    index summed in registers first: added one by one into memory, they would
+    wait on each other's stores."""
+    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + K)
+    run = np.ones(K, dtype=np.int64)
+    for k in range(K):
         j = m - 1
-        while j >= q and rows[k * m + j] == 0:
+        while j >= q and rows[(F + k) * m + j] == 0:
             run[k] *= ccard[c0 + j]
             j -= 1
+    flat = _flat_rows(inner, F)
     x = np.empty(B)
     for e in range(base, base + size, B):
-        if r0 >= 0:
-            at = r0 + acc[0]
-            for b in range(B):
-                x[b] = src[e + b] * ratio[at + inner[0, b]]
-        else:
-            x[:] = src[e:e + B]
+        x[:] = src[e:e + B]
+        for f in range(F):
+            at = f_off[f] + acc[f]
+            if flat[f]:
+                x *= factors[at]
+            else:
+                for b in range(B):
+                    x[b] *= factors[at + inner[f, b]]
         for k in range(K):
-            at, z = out_off[k] + acc[k + 1], run[k + 1]
+            at, z = out_off[k] + acc[F + k], run[k]
             if z == 1:
                 for b in range(B):
-                    out[at + inner[k + 1, b]] += x[b]
+                    out[at + inner[F + k, b]] += x[b]
             else:
                 for b0 in range(0, B, z):
                     total = 0.0
                     for b in range(b0, b0 + z):
                         total += x[b]
-                    out[at + inner[k + 1, b0]] += total
-        _carry(digits, acc, ccard, c0, q, m, rows, K + 1)
+                    out[at + inner[F + k, b0]] += total
+        _carry(digits, acc, ccard, c0, q, m, rows, F + K)
 
 
 @nb.njit(cache=True)
-def _scale(table, base, ccard, c0, m, strides, s0, factor, f0, log_space):
-    """Multiply each entry ``e`` of a clique table in place by
-    ``factor[f0 + i(e)]`` (add it in ``log_space``; an entry already ``-inf``
-    stays so), ``strides[s0:s0 + m]`` the axes' strides in ``i``."""
+def _max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
+    """Max-sum's :func:`_fan_out`: ``x = src[base + e]`` plus the ``F`` factors
+    (logs), and per entry ``s`` of the one target (row ``F``) the largest ``x``
+    that maps to it into ``out[o0 + s]``, the entry reaching it into
+    ``best[o0 + s]`` (the lowest among ties)."""
+    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + 1)
+    flat = _flat_rows(inner, F)
+    z = 1                            # entries in a row that share their target entry
+    j = m - 1
+    while j >= q and rows[F * m + j] == 0:
+        z *= ccard[c0 + j]
+        j -= 1
+    x = np.empty(B)
+    for e in range(0, size, B):
+        x[:] = src[base + e:base + e + B]
+        for f in range(F):
+            at = f_off[f] + acc[f]
+            if flat[f]:
+                x += factors[at]
+            else:
+                for b in range(B):
+                    x[b] += factors[at + inner[f, b]]
+        at = o0 + acc[F]
+        for b0 in range(0, B, z):
+            top = _run_max(x, b0, z)
+            s = at + inner[F, b0]
+            if best[s] < 0 or top > out[s]:
+                where = b0
+                while x[where] < top:                 # the first entry reaching the maximum
+                    where += 1
+                out[s] = top
+                best[s] = e + where
+        _carry(digits, acc, ccard, c0, q, m, rows, F + 1)
+
+
+@nb.njit(cache=True, fastmath={"nnan"})
+def _run_max(x, start, count):
+    """The largest of ``x[start:start + count]`` (no NaN there, so the compiler
+    may keep several maxima in flight instead of one compare after another)."""
+    top = x[start]
+    for b in range(start + 1, start + count):
+        top = max(top, x[b])
+    return top
+
+
+@nb.njit(cache=True)
+def _flat_rows(inner, F):
+    """Which of the first ``F`` indices stay put over a whole block (the block's
+    axes are not theirs): such a factor is one number per block."""
+    flat = np.ones(F, dtype=np.bool_)
+    for f in range(F):
+        for b in range(inner.shape[1]):
+            if inner[f, b] != 0:
+                flat[f] = False
+                break
+    return flat
+
+
+@nb.njit(cache=True)
+def _scale(table, base, ccard, c0, m, strides, s0, factor, f0):
+    """Add ``factor[f0 + i(e)]`` to each entry ``e`` of a clique log-table in place
+    (an entry already ``-inf`` stays so), ``strides[s0:s0 + m]`` the axes'
+    strides in ``i``."""
     rows = strides[s0:s0 + m]
     q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, 1)
     for e in range(base, base + size, B):
         at = f0 + acc[0]
-        if log_space:
-            for b in range(B):
-                if table[e + b] > -np.inf:
-                    table[e + b] += factor[at + inner[0, b]]
-        else:
-            for b in range(B):
-                table[e + b] *= factor[at + inner[0, b]]
+        for b in range(B):
+            if table[e + b] > -np.inf:
+                table[e + b] += factor[at + inner[0, b]]
         _carry(digits, acc, ccard, c0, q, m, rows, 1)
-
-
-@nb.njit(cache=True)
-def _slot_row(cvar_ptr, t, slot):
-    """The stride row of clique ``t`` that picks the axis at ``slot`` alone."""
-    row = np.zeros(cvar_ptr[t + 1] - cvar_ptr[t], dtype=np.int64)
-    row[slot - cvar_ptr[t]] = 1
-    return row
-
-
-@nb.njit(cache=True)
-def _enter_evidence(work, table_off, cvar_ptr, ccard, reader, rslot, observed, zero):
-    """Multiply each observed variable's indicator into its reader clique
-    (``zero`` its value for the excluded states: 0, or ``-inf`` in log space)."""
-    for v in range(observed.shape[0]):
-        if observed[v] >= 0:
-            t, slot = reader[v], rslot[v]
-            indicator = np.full(ccard[slot], zero)
-            indicator[observed[v]] = 0.0 if zero == -np.inf else 1.0
-            _scale(work, table_off[t], ccard, cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t],
-                   _slot_row(cvar_ptr, t, slot), 0, indicator, 0, zero == -np.inf)
 
 
 @nb.njit(cache=True)
@@ -226,73 +263,127 @@ def _mark_up(start, parents, marks):
 
 
 @nb.njit(cache=True)
-def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_stride, seps,
-                  sep_off, parents, reader, rslot, fan_ptr, fan_row_ptr, fan_rows, fan_out,
-                  marg_off, prior_marg, observed, asked, work, marginals):
-    """One evidence set's Hugin propagation on the calibrated prior tree.
-
-    Collect runs only from the cliques holding evidence up to the root (the
-    others would send their prior separators); each message is normalised, its
-    total into ``log P(e)``, and multiplies the parent by its ratio to the
-    prior separator.  Distribute runs only towards the readers of ``asked``
-    variables: each clique's table times the ratio of its incoming message is
-    never stored, but fanned out in one pass to every child's separator and
-    every variable read there (``fan_*``: per clique, ``fan_ptr[t]:fan_ptr[t + 1]``
-    targets with their stride rows at ``fan_row_ptr[t]:`` and offsets into one
-    buffer, separators first, marginals after).  A clique without evidence whose incoming message
-    equals its prior separator (relative 1e-13) keeps its prior, and so does
-    its subtree.  ``work`` (as large as ``tables``) holds the cliques with
-    evidence below them.  Returns ``log P(e)`` (``-inf`` when impossible) and
-    fills ``marginals`` for the asked variables."""
+def _dirty(parents, reader, observed):
+    """The cliques with evidence at or below them, and the observed variables
+    each reads as a list: the first at ``first[t]``, the next at ``then[v]``
+    (-1 ends it)."""
     n = parents.shape[0]
     dirty = np.zeros(n, dtype=np.bool_)
-    needed = np.zeros(n, dtype=np.bool_)
+    first = np.full(n, -1, dtype=np.int64)
+    then = np.full(observed.shape[0], -1, dtype=np.int64)
     for v in range(observed.shape[0]):
         if observed[v] >= 0:
             _mark_up(reader[v], parents, dirty)
+            then[v] = first[reader[v]]
+            first[reader[v]] = v
+    return dirty, first, then
+
+
+@nb.njit(cache=True)
+def _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr, down_stride, sep_off,
+            from_child, first, then, rslot, from_evidence, marg_off, extra):
+    """The factors clique ``t``'s table is multiplied by for one evidence set:
+    what each child with evidence below it sent (over its separator, at
+    ``from_child + sep_off[c]``) and the indicator of each observed variable
+    it reads (at ``from_evidence + marg_off[v]``).  Returns ``(rows, offsets,
+    F)`` with room for ``extra`` more rows after the ``F`` factors."""
+    c0, m = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t]
+    F = 0
+    for k in range(child_ptr[t], child_ptr[t + 1]):
+        F += dirty[children[k]]
+    v = first[t]
+    while v >= 0:
+        F += 1
+        v = then[v]
+    rows = np.zeros((F + extra) * m, dtype=np.int64)
+    offsets = np.zeros(F + extra, dtype=np.int64)
+    f = 0
+    for k in range(child_ptr[t], child_ptr[t + 1]):
+        c = children[k]
+        if dirty[c]:
+            rows[f * m:(f + 1) * m] = down_stride[down_ptr[c]:down_ptr[c] + m]
+            offsets[f] = from_child + sep_off[c]
+            f += 1
+    v = first[t]
+    while v >= 0:
+        rows[f * m + rslot[v] - c0] = 1
+        offsets[f] = from_evidence + marg_off[v]
+        f += 1
+        v = then[v]
+    return rows, offsets, F
+
+
+@nb.njit(cache=True)
+def _indicators(observed, marg_off, zero, one):
+    """Each observed variable's indicator over its states (``one`` at its
+    state, ``zero`` elsewhere), end to end as the marginals are."""
+    out = np.full(marg_off[-1], one)
+    for v in range(observed.shape[0]):
+        if observed[v] >= 0:
+            out[marg_off[v]:marg_off[v + 1]] = zero
+            out[marg_off[v] + observed[v]] = one
+    return out
+
+
+@nb.njit(cache=True)
+def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_stride, seps,
+                  sep_off, parents, child_ptr, children, reader, rslot, fan_ptr, fan_row_ptr,
+                  fan_rows, fan_out, marg_off, prior_marg, observed, asked, marginals):
+    """One evidence set's Hugin propagation on the calibrated prior tree, never
+    copying a table.
+
+    A clique's table with the evidence is its prior times the ratios its
+    children with evidence below them sent up and the indicators of the
+    evidence it reads; the passes read the prior and multiply those factors
+    in as they go.  Collect runs only from the cliques holding evidence up to
+    the root (the others would send their prior separators); each message is
+    normalised, its total into ``log P(e)``.  Distribute runs only towards the
+    readers of ``asked`` variables: each clique's table, times the ratio of its
+    incoming message to what it sent, is fanned out in one pass to every
+    child's separator and every variable read there (``fan_*``: per clique,
+    ``fan_ptr[t]:fan_ptr[t + 1]`` targets with their stride rows at
+    ``fan_row_ptr[t]:`` and offsets into one buffer, separators first,
+    marginals after).  A clique without evidence whose incoming message equals
+    its prior separator (relative 1e-13) keeps its prior, and so does its
+    subtree.  Returns ``log P(e)`` (``-inf`` when impossible) and fills
+    ``marginals`` for the asked variables."""
+    n, S = parents.shape[0], sep_off[parents.shape[0]]
+    dirty, first, then = _dirty(parents, reader, observed)
+    needed = np.zeros(n, dtype=np.bool_)
+    for v in range(observed.shape[0]):
         if asked[v]:
             _mark_up(reader[v], parents, needed)
-    for t in range(n):
-        if dirty[t]:
-            work[table_off[t]:table_off[t + 1]] = tables[table_off[t]:table_off[t + 1]]
-    _enter_evidence(work, table_off, cvar_ptr, ccard, reader, rslot, observed, 0.0)
+    # factors end to end: each child's ratio up | each clique's ratio down | indicators
+    factors = np.ones(2 * S + marg_off[-1])
+    factors[2 * S:] = _indicators(observed, marg_off, 0.0, 1.0)
     sent = seps.copy()                  # what each clique with evidence sent up, normalised
-    ratio = np.zeros(seps.shape[0])
     log_pe = 0.0
-    one = np.zeros(1, dtype=np.int64)
-    for t in range(n - 1, 0, -1):                                 # collect
+    total_out = np.zeros(1, dtype=np.int64)
+    for t in range(n - 1, -1, -1):                                # collect
         if not dirty[t]:
             continue
-        p, c0, m, s0, s1 = parents[t], cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t], \
-            sep_off[t + 1]
+        c0, m, s0, s1 = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t], sep_off[t + 1]
+        rows, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
+                                   down_stride, sep_off, 0, first, then, rslot, 2 * S, marg_off,
+                                   1)
+        rows[F * m:] = up_stride[c0:c0 + m]          # the root's: all zero, one entry
         sent[s0:s1] = 0.0
-        one[0] = s0
-        rows = np.zeros(2 * m, dtype=np.int64)        # no ratio; the separator to p
-        rows[m:] = up_stride[c0:c0 + m]
-        _fan_out(work, table_off[t], ccard, c0, m, rows, 1, ratio, -1, sent, one)
+        total_out[0] = s0
+        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, 1, sent,
+                 total_out)
         total = sent[s0:s1].sum()
         if total <= 0.0:
             return -np.inf
         log_pe += np.log(total)
-        sent[s0:s1] /= total
         for s in range(s0, s1):
-            ratio[s] = sent[s] / seps[s] if seps[s] > 0.0 else 0.0
-        _scale(work, table_off[p], ccard, cvar_ptr[p], cvar_ptr[p + 1] - cvar_ptr[p],
-               down_stride, down_ptr[t], ratio, s0, False)
-    if dirty[0]:
-        total = work[0:table_off[1]].sum()
-        if total <= 0.0:
-            return -np.inf
-        log_pe += np.log(total)
-        work[0:table_off[1]] /= total
-    buffer = np.zeros(sep_off[n] + marg_off[-1])
+            sent[s] /= total
+            factors[s] = sent[s] / seps[s] if seps[s] > 0.0 else 0.0
+    buffer = np.zeros(S + marg_off[-1])
     live = np.zeros(n, dtype=np.bool_)         # the table differs from the prior
-    live[0] = dirty[0]
     for t in range(n):                                            # distribute
         if not needed[t] or not dirty[0]:      # without evidence every table is the prior
             continue
         s0, s1 = sep_off[t], sep_off[t + 1]
-        r0 = -1
         if t > 0:
             if not live[parents[t]]:
                 continue
@@ -301,19 +392,27 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
             for s in range(s0, s1):
                 buffer[s] /= total
                 denominator = sent[s] if dirty[t] else seps[s]
-                ratio[s] = buffer[s] / denominator if denominator > 0.0 else 0.0
+                factors[S + s] = buffer[s] / denominator if denominator > 0.0 else 0.0
                 held = held and abs(buffer[s] - seps[s]) <= 1e-13 * seps[s]
             if held:
                 continue
-            r0 = 0
         live[t] = True
         c0, m = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t]
         K = fan_ptr[t + 1] - fan_ptr[t]
-        rows = np.empty((K + 1) * m, dtype=np.int64)
-        rows[:m] = up_stride[c0:c0 + m]
-        rows[m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
-        _fan_out(work if dirty[t] else tables, table_off[t], ccard, c0, m, rows, K,
-                 ratio, s0 if r0 == 0 else -1, buffer, fan_out[fan_ptr[t]:fan_ptr[t + 1]])
+        if dirty[t]:
+            inner, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
+                                        down_stride, sep_off, 0, first, then, rslot, 2 * S,
+                                        marg_off, 1)
+        else:
+            inner, offsets, F = np.zeros(m, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
+        F += 1                                        # the ratio down, over t's separator
+        rows = np.empty((F + K) * m, dtype=np.int64)
+        rows[:(F - 1) * m] = inner[:(F - 1) * m]
+        rows[(F - 1) * m:F * m] = up_stride[c0:c0 + m]
+        offsets[F - 1] = S + s0
+        rows[F * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
+        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, K, buffer,
+                 fan_out[fan_ptr[t]:fan_ptr[t + 1]])
     for v in range(observed.shape[0]):                            # read the marginals
         if not asked[v]:
             continue
@@ -321,26 +420,10 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         if not live[reader[v]]:
             marginals[m0:m1] = prior_marg[m0:m1]
             continue
-        at = sep_off[n] + m0
+        at = S + m0
         total = buffer[at:at + m1 - m0].sum()
         marginals[m0:m1] = buffer[at:at + m1 - m0] / total
     return log_pe
-
-
-@nb.njit(cache=True)
-def _max_to_sep(table, base, ccard, c0, m, strides, msg, best, s0):
-    """Per separator entry ``s`` (``strides`` the axes' strides in it): the
-    largest entry of the clique table that maps to it into ``msg[s0 + s]`` and
-    that entry's index into ``best[s0 + s]`` (the lowest index among ties)."""
-    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, strides, 1)
-    for e in range(0, size, B):
-        at = s0 + acc[0]
-        for b in range(B):
-            s = at + inner[0, b]
-            if best[s] < 0 or table[base + e + b] > msg[s]:
-                msg[s] = table[base + e + b]
-                best[s] = e + b
-        _carry(digits, acc, ccard, c0, q, m, strides, 1)
 
 
 @nb.njit(cache=True)
@@ -354,55 +437,56 @@ def max_product_prior(log_potentials, table_off, cvar_ptr, ccard, up_stride, dow
     tables = log_potentials.copy()
     msg = np.full(sep_off[n], -np.inf)
     best = np.full(sep_off[n], -1, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
     for t in range(n - 1, 0, -1):
         p, c0, m = parents[t], cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t]
-        _max_to_sep(tables, table_off[t], ccard, c0, m, up_stride[c0:c0 + m], msg, best,
-                    sep_off[t])
+        _max_out(tables, table_off[t], ccard, c0, m, up_stride[c0:c0 + m], 0, msg, none, msg,
+                 best, sep_off[t])
         _scale(tables, table_off[p], ccard, cvar_ptr[p], cvar_ptr[p + 1] - cvar_ptr[p],
-               down_stride, down_ptr[t], msg, sep_off[t], True)
+               down_stride, down_ptr[t], msg, sep_off[t])
     return tables, msg, best
 
 
 @nb.njit(cache=True)
 def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr, cvar, ccard,
-                        up_stride, down_ptr, down_stride, sep_off, parents, reader, rslot,
-                        observed, work, states):
+                        up_stride, down_ptr, down_stride, sep_off, parents, child_ptr, children,
+                        reader, rslot, marg_off, observed, states):
     """One evidence set's most probable explanation from the evidence-free pass
-    of :func:`max_product_prior`: max-sum runs again only from the cliques
-    holding evidence up to the root, each correcting its parent by the change
-    of its message; decoding walks down from the root's best entry, a clique
-    without evidence below it reading the prior's best entries.  ``work`` (as
-    large as the tables) holds the cliques with evidence below them.  Fills
-    ``states``; False when the evidence is impossible."""
-    n = parents.shape[0]
-    dirty = np.zeros(n, dtype=np.bool_)
-    for v in range(observed.shape[0]):
-        if observed[v] >= 0:
-            _mark_up(reader[v], parents, dirty)
-    for t in range(n):
-        if dirty[t]:
-            work[table_off[t]:table_off[t + 1]] = prior_tables[table_off[t]:table_off[t + 1]]
-    _enter_evidence(work, table_off, cvar_ptr, ccard, reader, rslot, observed, -np.inf)
-    msg = np.full(sep_off[n], -np.inf)
-    best = np.full(sep_off[n], -1, dtype=np.int64)
-    change = np.zeros(sep_off[n])
-    for t in range(n - 1, 0, -1):
+    of :func:`max_product_prior`, never copying a table: max-sum runs again
+    only from the cliques holding evidence up to the root, each reading its
+    prior table plus the change of each message its children with evidence
+    below them sent and the log-indicators of the evidence it reads; decoding
+    walks down from the root's best entry, a clique without evidence below it
+    reading the prior's best entries.  Fills ``states``; False when the
+    evidence is impossible."""
+    n, S = parents.shape[0], sep_off[parents.shape[0]]
+    dirty, first, then = _dirty(parents, reader, observed)
+    # factors end to end: each child's change of message | log-indicators
+    factors = np.zeros(S + marg_off[-1])
+    factors[S:] = _indicators(observed, marg_off, -np.inf, 0.0)
+    msg = np.full(S + 1, -np.inf)                # the last entry: the root's best value
+    best = np.full(S + 1, -1, dtype=np.int64)
+    for t in range(n - 1, -1, -1):
         if not dirty[t]:
             continue
-        p, c0, m, s0 = parents[t], cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t]
-        _max_to_sep(work, table_off[t], ccard, c0, m, up_stride[c0:c0 + m], msg, best, s0)
+        c0, m, s0 = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t]
+        rows, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
+                                   down_stride, sep_off, 0, first, then, rslot, S, marg_off, 1)
+        rows[F * m:] = up_stride[c0:c0 + m]
+        _max_out(prior_tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, msg, best,
+                 s0 if t > 0 else S)
         for s in range(s0, sep_off[t + 1]):
             # an entry the prior already rules out is -inf in the parent and stays so
-            change[s] = msg[s] - prior_msg[s] if prior_msg[s] > -np.inf else 0.0
-        _scale(work, table_off[p], ccard, cvar_ptr[p], cvar_ptr[p + 1] - cvar_ptr[p],
-               down_stride, down_ptr[t], change, s0, True)
-    root = work if dirty[0] else prior_tables
+            factors[s] = msg[s] - prior_msg[s] if prior_msg[s] > -np.inf else 0.0
     chosen = np.zeros(n, dtype=np.int64)
-    for e in range(table_off[1]):
-        if root[e] > root[chosen[0]]:
-            chosen[0] = e
-    if root[chosen[0]] == -np.inf:
-        return False
+    if dirty[0]:
+        if msg[S] == -np.inf:
+            return False
+        chosen[0] = best[S]
+    else:
+        for e in range(table_off[1]):
+            if prior_tables[e] > prior_tables[chosen[0]]:
+                chosen[0] = e
     for t in range(n):                                            # decode, top down
         if t > 0:
             p = parents[t]
