@@ -651,12 +651,13 @@ class JunctionTree:
         >>> post["lung"].round(4).tolist()
         [0.1628, 0.8372]
         """
+        every = variables is None
         variables = self._asked(variables)
         if soft_evidence is not None:
             _, posts, _ = self._propagate([evidence or {}], asked=set(variables),
                                                soft=likelihoods(self.net, soft_evidence))
             return {v: self.prior[v] if posts[v] is None else posts[v][0] for v in variables}
-        marginals, _ = self._compiled_posteriors(evidence, variables)
+        marginals, _ = self._compiled_posteriors(evidence, None if every else variables)
         return {v: marginals[self._marginal_slices[v]] for v in variables}
 
     def _asked(self, variables) -> list:
