@@ -6,6 +6,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from . import clock
+from .clock import check_time_limit
 from .data import Dataset, IncompleteDataset, as_frame, code_dtype, state_label
 from .discretize import for_learning
 from .errors import InputError, UnknownName
@@ -128,10 +130,14 @@ class BoundedTreewidthNetwork(BaseEstimator):
         where to compute, not a model setting, hence a fit argument.  Ctrl-C ends the
         search and fits the best network found so far (``result_.status ==
         "interrupted"``)."""
+        check_time_limit(self.time_limit)
+        started = clock.now()
         X = self._discretized(X, y)
+        # the limit covers the fit: cutting the numeric columns counts against it
+        left = max(self.time_limit - (clock.now() - started), 1e-3)
         res, data = learn_by_name(
             X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
-            parameter_ess=self.parameter_ess, time_limit=self.time_limit,
+            parameter_ess=self.parameter_ess, time_limit=left,
             max_iter=self.max_iter, random_state=self.random_state, progress=self.progress,
             missing=self.missing, executor=executor, knowledge=self.knowledge)
         self.result_ = res
