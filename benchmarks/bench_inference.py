@@ -9,7 +9,8 @@ read).  Printed per network: the order's width and table entries beside
 pyAgrum's junction tree, ms per set for each, twlib's peak memory while
 answering (its tables plus the numpy allocations of a batch, traced by
 tracemalloc) and the largest posterior
-difference.  A network twlib refuses within ``--memory-gb`` is reported with
+difference.  pyAgrum runs in a forked process that may grow by ``--memory-gb``
+at most; where it fails there, its column says so.  A network twlib refuses within ``--memory-gb`` is reported with
 the size that did not fit.  Target: twlib at least 2x pyAgrum per set on every
 network (the faster of twlib's two ways; the headline gives both), none refused that pyAgrum
 answers.
@@ -49,24 +50,65 @@ def evidence_sets(net, count, rng):
     return sets
 
 
+def in_child(fn, *args, memory_gb):
+    """``fn(*args)`` in a forked process whose address space may grow by
+    ``memory_gb`` GiB at most (pyAgrum took 24 GB on LINK and the kernel killed the
+    whole benchmark); the exception it raised, or None when it died."""
+    import multiprocessing
+    import resource
+
+    def target(pipe):
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        limit = used + int(memory_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            pipe.send(fn(*args))
+        except BaseException as exc:                     # MemoryError, pyAgrum's own
+            pipe.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    worker = context.Process(target=target, args=(send,))
+    worker.start()
+    send.close()
+    try:
+        return receive.recv()
+    except EOFError:
+        return None
+    finally:
+        worker.join()
+
+
+def agrum_posteriors(net, sets):
+    """pyAgrum's ms per set for every posterior, and its posteriors of the last set."""
+    import pyagrum as gum
+
+    ie = gum.LazyPropagation(interop.to_pyagrum(net))
+    ie.makeInference()
+    t0 = time.perf_counter()
+    for e in sets:
+        ie.setEvidence(e)
+        ie.makeInference()
+        agrum = {v: ie.posterior(v).toarray() for v in net.variables}
+    return 1e3 * (time.perf_counter() - t0) / len(sets), agrum
+
+
 def run(name, count, memory_gb, rng):
     import pyagrum as gum
 
     net = datasets.load_network(name)
     sets = evidence_sets(net, count, rng)
-    bn = interop.to_pyagrum(net)
-    ie = gum.LazyPropagation(bn)
+    ie = gum.LazyPropagation(interop.to_pyagrum(net))
     row = {"network": name, "n": len(net.variables),
            "agrum_entries": interop.pyagrum_tree_entries(ie)}
     agrum = None
     if 8 * row["agrum_entries"] <= memory_gb * 2**30:     # else pyAgrum would not fit either
-        ie.makeInference()
-        t0 = time.perf_counter()
-        for e in sets:
-            ie.setEvidence(e)
-            ie.makeInference()
-            agrum = {v: ie.posterior(v).toarray() for v in net.variables}
-        row["agrum_ms"] = 1e3 * (time.perf_counter() - t0) / count
+        answer = in_child(agrum_posteriors, net, sets, memory_gb=memory_gb)
+        if isinstance(answer, tuple):
+            row["agrum_ms"], agrum = answer
+        else:
+            row["agrum_failed"] = str(answer or "killed")
     t0 = time.perf_counter()
     try:
         jt = JunctionTree(net, max_memory_gb=memory_gb)
@@ -90,26 +132,17 @@ def run(name, count, memory_gb, rng):
     row["max_diff"] = max(max(float(np.abs(agrum[v] - single[-1][v]).max()) if agrum else 0.0,
                               float(np.abs(batched[v][-1] - single[-1][v]).max()))
                           for v in net.variables)
-    row.update(run_mpe(net, bn, jt, sets))
+    row.update(run_mpe(net, jt, sets, memory_gb))
     return row
 
 
-def run_mpe(net, bn, jt, sets):
-    """Most probable explanations: twlib one set per call and batched, pyAgrum's
-    ``mpe()`` on the sets it answers (3.3 fails on many with "Empty tensor"), and
-    the largest difference between twlib's log P(x, e) and that of pyAgrum's
-    assignment."""
+def agrum_mpe(net, sets):
+    """pyAgrum's ``mpe()`` on each set until ``PEER_MPE_SECONDS`` have passed:
+    ``(answers {set index: state indices}, seconds, sets tried)``."""
     import pyagrum as gum
 
-    jt.mpe(sets[0])                                           # warm-up (and the prior pass)
-    t0 = time.perf_counter()
-    single = [jt.mpe(e) for e in sets]
-    out = {"mpe_single_ms": 1e3 * (time.perf_counter() - t0) / len(sets)}
-    t0 = time.perf_counter()
-    states, log_p = jt.mpe_batch(sets)
-    out["mpe_batched_ms"] = 1e3 * (time.perf_counter() - t0) / len(sets)
-    ie = gum.LazyPropagation(bn)
-    answered, diff, spent, tried = [], 0.0, 0.0, 0
+    ie = gum.LazyPropagation(interop.to_pyagrum(net))
+    answered, spent, tried = {}, 0.0, 0
     for k, e in enumerate(sets):
         if spent > PEER_MPE_SECONDS:       # pyAgrum's mpe() takes seconds a set on link, munin
             break
@@ -122,9 +155,27 @@ def run_mpe(net, bn, jt, sets):
             continue
         finally:
             spent += time.perf_counter() - t0
-        answered.append(k)
-        rows = np.array([[theirs[v] for v in net.variables]])
-        ds = Dataset(rows, net.variables, [net.states(v) for v in net.variables])
+        answered[k] = [theirs[v] for v in net.variables]
+    return answered, spent, tried
+
+
+def run_mpe(net, jt, sets, memory_gb):
+    """Most probable explanations: twlib one set per call and batched, pyAgrum's
+    ``mpe()`` on the sets it answers (3.3 fails on many with "Empty tensor"), and
+    the largest difference between twlib's log P(x, e) and that of pyAgrum's
+    assignment."""
+    jt.mpe(sets[0])                                           # warm-up (and the prior pass)
+    t0 = time.perf_counter()
+    single = [jt.mpe(e) for e in sets]
+    out = {"mpe_single_ms": 1e3 * (time.perf_counter() - t0) / len(sets)}
+    t0 = time.perf_counter()
+    states, log_p = jt.mpe_batch(sets)
+    out["mpe_batched_ms"] = 1e3 * (time.perf_counter() - t0) / len(sets)
+    found = in_child(agrum_mpe, net, sets, memory_gb=memory_gb)
+    answered, spent, tried = found if isinstance(found, tuple) else ({}, 0.0, 0)
+    diff = 0.0
+    for k, theirs in answered.items():
+        ds = Dataset(np.array([theirs]), net.variables, [net.states(v) for v in net.variables])
         diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k][1]),
                    abs(log_p[k] - single[k][1]))
     out["mpe_agrum_answered"], out["mpe_agrum_tried"] = len(answered), tried
@@ -158,6 +209,7 @@ def main():
         row = run(name, count, args.memory_gb, rng)
         rows.append(row)
         agrum = (f"{row['agrum_ms']:9.3f}" if "agrum_ms" in row
+                 else f"{'failed':>9s}" if "agrum_failed" in row
                  else f"{'over ' + str(args.memory_gb) + ' GiB':>16s}")
         if "refused" in row:
             refused.append(name)
