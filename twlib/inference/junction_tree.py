@@ -4,9 +4,11 @@ The tree is built along an elimination order of small total table size and
 calibrated once without evidence; each evidence set then runs Hugin propagation
 that touches only the cliques the evidence and the question reach.  Tables are
 normalised as they go and their scales accumulated in log space, so long chains
-do not underflow and ``P(e)`` is exact.  :meth:`JunctionTree.posteriors_batch`
-answers many evidence sets at once, vectorised over a leading axis; MPE is the
-same tree with maxima (:meth:`JunctionTree.mpe`).
+do not underflow and ``P(e)`` is exact.  One evidence set goes through one
+compiled pass (:mod:`twlib.inference.kernels`) that reads the calibrated tables
+and copies none; :meth:`JunctionTree.posteriors_batch` answers many evidence
+sets at once, vectorised over a leading axis; MPE is the same tree with maxima
+(:meth:`JunctionTree.mpe`).
 """
 from __future__ import annotations
 
