@@ -29,7 +29,7 @@ from numba.core import event
 
 from .errors import InputError
 
-__all__ = ["now", "compile_seconds", "expired", "interruptible", "interrupted", "request_stop",
+__all__ = ["now", "compile_seconds", "remaining", "expired", "interruptible", "interrupted", "request_stop",
            "check_time_limit", "overrun_allowance"]
 
 
@@ -73,6 +73,17 @@ def compile_seconds() -> float:
 def now() -> float:
     """Search time in seconds: ``time.perf_counter()`` less :func:`compile_seconds`."""
     return time.perf_counter() - _TIMER.seconds()
+
+
+def remaining(time_limit: float, started: float) -> float:
+    """What is left of ``time_limit`` seconds since ``started`` (a :func:`now`
+    reading), at least a millisecond: the limit a later step gets when earlier
+    ones (coding the data, cutting numeric columns) count against it.
+
+    >>> remaining(10.0, now()) > 9.9, remaining(1.0, now() - 5.0)
+    (True, 0.001)
+    """
+    return max(time_limit - (now() - started), 1e-3)
 
 
 def interrupted() -> bool:

@@ -504,7 +504,9 @@ def as_frame(X) -> pd.DataFrame:
         from .io.text import read_table      # io reads data files; data needs only this leaf
 
         return read_table(X)
-    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+    from scipy import sparse                 # scipy only when raw input arrives
+
+    if sparse.issparse(X):
         raise InputError("sparse input is not supported: pass a dense array or a DataFrame")
     array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
     if array.ndim != 2:

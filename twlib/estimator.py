@@ -133,11 +133,10 @@ class BoundedTreewidthNetwork(BaseEstimator):
         check_time_limit(self.time_limit)
         started = clock.now()
         X = self._discretized(X, y)
-        # the limit covers the fit: cutting the numeric columns counts against it
-        left = max(self.time_limit - (clock.now() - started), 1e-3)
-        res, data = learn_by_name(
+        res, data = learn_by_name(       # cutting the numeric columns counts against the limit
             X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
-            parameter_ess=self.parameter_ess, time_limit=left,
+            parameter_ess=self.parameter_ess,
+            time_limit=clock.remaining(self.time_limit, started),
             max_iter=self.max_iter, random_state=self.random_state, progress=self.progress,
             missing=self.missing, executor=executor, knowledge=self.knowledge)
         self.result_ = res

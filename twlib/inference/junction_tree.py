@@ -825,8 +825,8 @@ class JunctionTree:
         ('yes', 'no', -2.2017)
         """
         if soft_evidence is not None:
-            soft = None if soft_evidence is None else likelihoods(self.net, soft_evidence)
-            states, log_p = self._mpe([evidence or {}], soft=soft)
+            states, log_p = self._mpe([evidence or {}],
+                                      soft=likelihoods(self.net, soft_evidence))
             states, log_p = states[0], float(log_p[0])
         else:
             states, log_p = self._compiled_mpe(evidence)

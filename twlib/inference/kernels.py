@@ -121,6 +121,17 @@ def _blocks(ccard, c0, m, rows, n_rows):
 
 
 @nb.njit(cache=True)
+def _run_length(ccard, c0, m, rows, r, q):
+    """How many consecutive entries share their entry of index ``r``: the
+    product of the trailing axes of the block (from ``q``) that index lacks."""
+    length, j = 1, m - 1
+    while j >= q and rows[r * m + j] == 0:
+        length *= ccard[c0 + j]
+        j -= 1
+    return length
+
+
+@nb.njit(cache=True)
 def _carry(digits, acc, ccard, c0, q, m, rows, n_rows):
     """Advance the odometer of the outer axes ``0..q-1`` by one, updating each
     index's offset ``acc[k]``."""
@@ -150,10 +161,7 @@ def _fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
     q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + K)
     run = np.ones(K, dtype=np.int64)
     for k in range(K):
-        j = m - 1
-        while j >= q and rows[(F + k) * m + j] == 0:
-            run[k] *= ccard[c0 + j]
-            j -= 1
+        run[k] = _run_length(ccard, c0, m, rows, F + k, q)
     flat = _flat_rows(inner, F)
     x = np.empty(B)
     for e in range(base, base + size, B):
@@ -187,11 +195,7 @@ def _max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
     ``best[o0 + s]`` (the lowest among ties)."""
     q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + 1)
     flat = _flat_rows(inner, F)
-    z = 1                            # entries in a row that share their target entry
-    j = m - 1
-    while j >= q and rows[F * m + j] == 0:
-        z *= ccard[c0 + j]
-        j -= 1
+    z = _run_length(ccard, c0, m, rows, F, q)
     x = np.empty(B)
     for e in range(0, size, B):
         x[:] = src[base + e:base + e + B]

@@ -180,19 +180,17 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
                              mplp_seconds=time_limit / 10 if mplp_seconds is None
                              else mplp_seconds)
     probe, history, status = None, [], None
+    if propagation and shifted.closed is None:
+        probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
+                                        max_memory_gb)
+    probe_seconds = clock.now() - started
     if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
         result = _answer(model, shifted.closed.copy(), float(shifted.lp_bounds[-1]),
                          shifted.evidence, log_value, "optimal", float(shifted.lp_bounds[-1]),
                          time_limit, "MPLP, tight", history, started,
                          {"nodes": 0, "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
-        result.stats.update(seconds=clock.now() - started, heuristic_seconds=clock.now() - started,
-                            compile_seconds=clock.compile_seconds() - compiled)
-        return result
-    if propagation:
-        probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
-                                        max_memory_gb)
-    probe_seconds = clock.now() - started
-    if status is not None:
+        heuristic_seconds = probe_seconds
+    elif status is not None:
         result = _answer(model, probe.best.copy(), probe.incumbent, shifted.evidence,
                          log_value, status, probe.bound(), time_limit,
                          "branch and bound with propagation, MPLP", history, started,
@@ -980,16 +978,17 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     clock.check_time_limit(time_limit)
     model = with_likelihoods(model, soft_evidence)
     check_memory_budget(max_memory_gb)
-    in_time = 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30
+    # the tree's budget: the memory given, and what can be filled within the time limit
+    tree_gb = min(max_memory_gb, 8 * _TREE_ENTRIES_PER_SECOND * time_limit / 2**30)
     # the restarts that look for a smaller tree get a twentieth of the time: they
     # decide whether the tree fits, and are lost time when it does not (and not
     # tried when the greedy orders miss the budget by orders of magnitude)
     tree_order = elimination_order(model.interaction_graph(), "auto",
                                    weights={v: model.arity(v) for v in model.variables},
                                    time_limit=time_limit / 20,
-                                   stop_above=_FAR_OVER * min(max_memory_gb, in_time) * 2**30 / 8)
+                                   stop_above=_FAR_OVER * tree_gb * 2**30 / 8)
     try:
-        tree = JunctionTree(model, order=tree_order, max_memory_gb=min(max_memory_gb, in_time))
+        tree = JunctionTree(model, order=tree_order, max_memory_gb=tree_gb)
     except MemoryBudgetExceeded:
         tree = None
     if tree is not None:

@@ -74,7 +74,7 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
     started = clock.now()
     data = training_data(X, missing)
     # the limit covers the whole call: coding a wide DataFrame takes seconds
-    time_limit = max(time_limit - (clock.now() - started), 1e-3)
+    time_limit = clock.remaining(time_limit, started)
     if isinstance(data, IncompleteDataset):
         if method not in ("auto", "bounded"):
             raise InputError(f"method {method!r} needs complete data; data with "
