@@ -6,7 +6,7 @@ BDeu after the iteration budget with Algorithm 1 k-trees ("guided") and with
 greedy-gain k-trees, the S2-style baseline (random k-trees, best DAG in each,
 same number of iterations) timed in the same run, the paper's S2+ and best
 published value.  The published numbers come from other row counts for some
-tables (see Chapter 3), so the comparison is only like-for-like where N matches.
+tables (see Chapter 6), so the comparison is only like-for-like where N matches.
 
     python benchmarks/bench_ktree.py [--quick] [--iterations 100]
 """

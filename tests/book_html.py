@@ -211,7 +211,7 @@ def main(argv=None) -> int:
     ap.add_argument("--browser", action="store_true", help="also measure overflow in Chromium")
     ap.add_argument("--width", type=int, default=1280, help="browser window width in pixels")
     ap.add_argument("--screenshot", type=Path, help="save a picture of the chapter --page")
-    ap.add_argument("--page", default="notebooks/03_ktree_guided_search.html")
+    ap.add_argument("--page", default="notebooks/06_ktree_guided_search.html")
     args = ap.parse_args(argv)
     args.html = args.html.resolve()          # Chromium takes file:// URIs, which must be absolute
     problems = [f"missing page {p}" for p in missing_pages(args.html)]

@@ -32,11 +32,11 @@ class BoundedTreewidthNetwork(BaseEstimator):
     method : {"auto", "bounded", "ktree", "chow_liu", "lpacjt", "order_graph", "ilp"}
         ``"auto"`` and ``"bounded"``: :func:`twlib.learn.bounded.learn`, the best
         learner of the library; ``"ktree"``: Nie et al.'s k-tree guided search
-        (Chapter 3); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``);
+        (Chapter 6); ``"chow_liu"``: the Chow-Liu tree (needs ``k=1``);
         ``"lpacjt"``: Chechetka & Guestrin's thin junction tree of width k
-        (Chapter 6, at most 62 variables; its network has the tree's
+        (Chapter 7, at most 62 variables; its network has the tree's
         distribution); ``"order_graph"``: the exact optimum with at most ``k``
-        parents per variable (Chapter 4, about 25 variables at most) -- the one
+        parents per variable (Chapter 3, about 25 variables at most) -- the one
         method whose tree-width is measured (``width_``), not bounded;
         ``"ilp"``: the optimum of tree-width ``<= k`` by integer programming
         (Chapter 10; proved when ``result_.status == "optimal"``, else the best

@@ -3,7 +3,7 @@
 A search node is a set ``F`` of *forbidden* pairs: no family may put both
 variables of a pair in its moral graph (neither as child and parent nor as two
 parents).  Its bound is the best network, of any width, that avoids ``F``: the
-order-graph DP of Chapter 4 (:func:`~twlib.learn.order_graph.optimal_order`)
+order-graph DP of Chapter 3 (:func:`~twlib.learn.order_graph.optimal_order`)
 over the candidate sets that survive, which proves it exactly.  When that
 network's moral graph has tree-width ``> k``, an *obstruction*, an
 edge-minimal subgraph of tree-width ``> k``
