@@ -35,7 +35,7 @@ HISTORY = ("the issue", "previous run", "the run before", "first version", "earl
            "used to take", "what is not here")
 OPENING = {"question": "**The question.**", "goals": "After this chapter you will be able to",
            "prerequisites": "**Prerequisites.**", "run time": "**Run time.**"}
-_SOLUTION = re.compile(r"^```\{admonition\} Solution", re.M)
+_SOLUTION = re.compile(r"^\s*```\{admonition\} Solution", re.M)
 _CHAPTER_REF = re.compile(r"\bChapters?\s+(\d+)((?:(?:,\s*|\s+and\s+|\s+or\s+)\d+)*)")
 
 
