@@ -23,7 +23,7 @@ def _random_graph(seed, n):
     return [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 8), k=st.integers(1, 4))
 def test_width_decision_and_obstruction_against_a_plain_twin(seed, n, k):
     edges = _random_graph(seed, n)
