@@ -17,6 +17,7 @@ import math
 import networkx as nx
 
 from .errors import UnknownName
+from .graphs import compare_arcs
 
 __all__ = ["draw_network", "draw_junction_tree", "network_png", "ARC_STYLES", "NODE_COLOURS"]
 
@@ -109,14 +110,11 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
     if compare is not None:
         other = compare if isinstance(compare, dict) else compare.parent_map()
         _check_names(other, set(variables), "compare")
-        theirs = {(p, v) for v, ps in other.items() for p in ps}
-        shape = nx.DiGraph(list(theirs))            # drawn in the compared network's layout
-        shape.add_nodes_from(variables)
-        for p, v in graph.edges:
-            styles[p, v] = ("shared" if (p, v) in theirs
-                            else "reversed" if (v, p) in theirs else "extra")
-        missing = [(p, v) for p, v in sorted(theirs, key=str)
-                   if (p, v) not in styles and (v, p) not in styles]
+        shape = nx.DiGraph([(p, v) for v, ps in other.items() for p in ps])
+        shape.add_nodes_from(variables)             # drawn in the compared network's layout
+        arcs = compare_arcs(parents, other)
+        missing = arcs.pop("missing")
+        styles = {arc: kind for kind, some in arcs.items() for arc in some}
     pos = _layered(shape)
     widest = max(sum(1 for p in pos.values() if p[1] == y) for y in {p[1] for p in pos.values()})
     depth = 1 - min(p[1] for p in pos.values())

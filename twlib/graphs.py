@@ -24,7 +24,7 @@ __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "treewidth_exact", "treewidth_at_most", "width_obstruction", "clique_tree",
            "has_running_intersection", "ktree_elimination_order",
            "is_ktree", "ktree_cliques", "greedy_clique", "order_arcs", "pattern",
-           "structural_hamming_distance"]
+           "structural_hamming_distance", "compare_arcs"]
 
 
 def find_cycle(parents: dict):
@@ -941,3 +941,25 @@ def structural_hamming_distance(a: dict, b: dict, patterns: bool = True) -> int:
         raise InputError(f"the graphs have different nodes: {sorted(set(a) ^ set(b), key=str)[:5]}")
     sa, sb = _pair_states(a, patterns), _pair_states(b, patterns)
     return sum(sa.get(pair) != sb.get(pair) for pair in set(sa) | set(sb))
+
+
+def compare_arcs(parents: dict, truth: dict) -> dict:
+    """Each arc of ``parents`` against ``truth`` (both parent maps): ``"shared"``,
+    ``"reversed"`` (truth has it the other way) or ``"extra"``; and ``"missing"``,
+    truth's arcs that ``parents`` lacks either way (sorted).  Returns
+    ``{kind: [(parent, child), ...]}``, the arcs of ``parents`` in its own order.
+
+    >>> arcs = compare_arcs({"a": [], "b": ["a"], "c": ["b"]}, {"a": ["b"], "b": [], "c": ["d"]})
+    >>> arcs["reversed"], arcs["extra"], arcs["missing"]
+    ([('a', 'b')], [('b', 'c')], [('d', 'c')])
+    """
+    ours = [(p, v) for v, ps in parents.items() for p in ps]
+    theirs = {(p, v) for v, ps in truth.items() for p in ps}
+    found = {"shared": [], "reversed": [], "extra": []}
+    for p, v in ours:
+        found["shared" if (p, v) in theirs
+              else "reversed" if (v, p) in theirs else "extra"].append((p, v))
+    mine = set(ours)
+    found["missing"] = [(p, v) for p, v in sorted(theirs, key=str)
+                        if (p, v) not in mine and (v, p) not in mine]
+    return found
