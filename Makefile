@@ -22,7 +22,7 @@ book: $(STAMP)
 # The built book as a reader sees it, in headless Chromium (Debian: apt-get install chromium):
 # no remote assets, every chapter and figure, no code block that scrolls; a screenshot.
 book-check: book
-	$(BIN)/python tests/book_prose.py
+	$(BIN)/python -m tests.book_prose
 	$(BIN)/python tests/book_html.py _build/html --browser --screenshot _build/chapter.png
 
 # One worker per core (pytest-xdist); --dist loadfile keeps each notebook's cells, which share a

@@ -89,12 +89,17 @@ def _parse(page: Path) -> _Page:
     return parser
 
 
+def toc_files() -> list:
+    """Every file of ``_toc.yml`` in reading order, the root (the introduction) first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [toc["root"]] + [c["file"] for part in toc.get("parts", [])
+                            for c in part.get("chapters", [])]
+
+
 def chapter_pages(html: Path) -> list:
     """The HTML page of every file in ``_toc.yml`` (missing ones included, to be reported)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [c["file"] for part in toc.get("parts", [])
-                             for c in part.get("chapters", [])]
-    return [html / ("index.html" if f == toc["root"] else f"{f}.html") for f in files]
+    _, *rest = toc_files()
+    return [html / "index.html"] + [html / f"{f}.html" for f in rest]
 
 
 def missing_pages(html: Path) -> list:

@@ -13,7 +13,7 @@ Used by ``tests/test_book_prose.py`` (so ``make test`` runs them) and by ``make 
 
 Each problem names the chapter and the cell.
 
-    python tests/book_prose.py          # prints the problems, exit status 1 if any
+    python -m tests.book_prose          # prints the problems, exit status 1 if any
 """
 from __future__ import annotations
 
@@ -22,9 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
+from .book_html import ROOT, toc_files
 
-ROOT = Path(__file__).resolve().parent.parent
 CODE_LINES = 40
 WORDS = 4_000
 #: Phrases that tell how the code or a run came to be rather than what the method is.
@@ -41,9 +40,7 @@ _CHAPTER_REF = re.compile(r"\bChapters?\s+(\d+)((?:(?:,\s*|\s+and\s+|\s+or\s+)\d
 
 def chapters() -> list[Path]:
     """The chapters' notebooks in the order of ``_toc.yml``; chapter i is ``chapters()[i - 1]``."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    return [ROOT / f"{f}.ipynb" for f in files if f.startswith("notebooks/")]
+    return [ROOT / f"{f}.ipynb" for f in toc_files() if f.startswith("notebooks/")]
 
 
 def _cells(notebook: Path) -> list[dict]:
@@ -88,9 +85,9 @@ def chapter_problems(number: int, notebook: Path) -> list[str]:
     exercises = sections.get("Exercises", "")
     if not exercises:
         problems.append(f"{name}: no '## Exercises' section")
-    elif len(_SOLUTION.findall(exercises)) < 3:
-        problems.append(f"{name}: {len(_SOLUTION.findall(exercises))} exercises with a "
-                        "solution ('```{admonition} Solution'), fewer than 3")
+    elif (solved := len(_SOLUTION.findall(exercises))) < 3:
+        problems.append(f"{name}: {solved} exercises with a solution "
+                        "('```{admonition} Solution'), fewer than 3")
     glued = set()
     words = 0
     for i, cell in enumerate(cells):
@@ -99,9 +96,8 @@ def chapter_problems(number: int, notebook: Path) -> list[str]:
             # An f-string name (glue(f"acc_{name}", ...)) glues every name of its shape.
             glued |= {re.escape(n).replace(r"\{", "{") for n in
                       re.findall(r"\bglue\(\s*f?[\"']([^\"']+)[\"']", text)}
-            if len(text.splitlines()) > CODE_LINES:
-                problems.append(f"{name}, cell {i}: {len(text.splitlines())} lines of code "
-                                f"(at most {CODE_LINES})")
+            if (lines := len(text.splitlines())) > CODE_LINES:
+                problems.append(f"{name}, cell {i}: {lines} lines of code (at most {CODE_LINES})")
             continue
         words += len(text.split())
         lowered = " ".join(text.lower().split())

@@ -1,5 +1,7 @@
 """The book's prose as a reader meets it (``tests/book_prose.py`` lists the rules): each
 failure names the chapter and the cell."""
+import json
+
 from . import book_prose
 
 
@@ -12,7 +14,7 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
     notebook = tmp_path / "03_x.ipynb"
     cell = lambda kind, text: {"cell_type": kind, "metadata": {}, "source": [text],
                                **({"outputs": []} if kind == "code" else {})}
-    notebook.write_text(__import__("json").dumps({"cells": [
+    notebook.write_text(json.dumps({"cells": [
         cell("markdown", "# X\n**The question.** Why?\n**Prerequisites.** Chapter 5.\n"),
         cell("code", "\n".join(["x = 1"] * 41)),
         cell("markdown", "As the previous run showed, {glue:text}`missing` rows.\n"),
