@@ -67,7 +67,7 @@ def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto", s
                      for h in history)
     row = {"data": name, "n": train.n_vars, "N": train.n_rows, "k": k, "initial": initial,
            "seed": seed, "twlib_bic": res.score, "twlib_s": history[-1]["seconds"],
-           "limit_s": limit, "width": res.width, "gap_pct": res.gap, "bound": res.stats["bound"],
+           "limit_s": limit, "width": res.width, "gap_pct": res.gap_percent, "bound": res.stats["bound"],
            "test_ll": res.network.log_likelihood(test) / test.n_rows,
            "start_bic": next(h["score"] for h in history if h["event"] == "start")}
     for start, value in (res.stats["race"] or {}).items():

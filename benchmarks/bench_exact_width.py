@@ -51,8 +51,8 @@ def main(argv=None):
             res = solver(pss, k=args.k, time_limit=args.time_limit, start=start.parents)
             seconds = time.perf_counter() - t
             proved[method] += res.status == "optimal"
-            gaps[method].append(res.gap)
-            cells.append(f"{res.status:<11}{res.score:>12.2f}{res.gap:>7.3f}{seconds:>6.0f}")
+            gaps[method].append(res.gap_percent)
+            cells.append(f"{res.status:<11}{res.score:>12.2f}{res.gap_percent:>7.3f}{seconds:>6.0f}")
         print(f"{name:<10}{pss.n_vars:>4}{len(pss):>8}{start.score:>13.2f} | {cells[0]} | "
               f"{cells[1]}", flush=True)
     print(f"k = {args.k}, {args.time_limit:.0f} s each: obstructions prove "

@@ -69,9 +69,9 @@ def main(argv=None):
         data = datasets.load_network(name).sample(10_000, random_state=0)
         res = ilp.learn(data, max_parents=3, time_limit=args.time_limit)
         proved.append(f"{name} {res.stats['seconds']:.0f} s" if res.status == "optimal"
-                      else f"{name} gap {res.gap:.2f} %")
+                      else f"{name} gap {res.gap_percent:.2f} %")
         print(f"{name:<12}{data.n_vars:>4} {res.status} score {res.score:.1f} bound "
-              f"{res.upper_bound:.1f} gap {res.gap:.3f} % in {res.stats['seconds']:.1f} s "
+              f"{res.upper_bound:.1f} gap {res.gap_percent:.3f} % in {res.stats['seconds']:.1f} s "
               f"(scoring {res.stats['scoring_seconds']:.1f} s), {res.stats['nodes']} nodes",
               flush=True)
     median = statistics.median(ratios) if ratios else float("nan")

@@ -176,8 +176,8 @@ def run_mpe(net, jt, sets, memory_gb):
     diff = 0.0
     for k, theirs in answered.items():
         ds = Dataset(np.array([theirs]), net.variables, [net.states(v) for v in net.variables])
-        diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k][1]),
-                   abs(log_p[k] - single[k][1]))
+        diff = max(diff, abs(float(net.log_likelihood(ds)) - single[k].log_value),
+                   abs(log_p[k] - single[k].log_value))
     out["mpe_agrum_answered"], out["mpe_agrum_tried"] = len(answered), tried
     if answered:
         out["mpe_agrum_ms"] = 1e3 * spent / tried

@@ -59,7 +59,7 @@ RUNNERS = {
     "ktree": (None, lambda data, t: ktree.learn(data, 2, time_limit=t, max_iter=10**6,
                                                 random_state=0)),
     "structural_em": (with_holes, lambda data, t: em.structural_em(
-        data, 2, time_limit=t, max_rounds=10**6, random_state=0)),
+        data, 2, time_limit=t, max_iter=10**6, random_state=0)),
     "ilp": (None, lambda data, t: ilp.learn(data, max_parents=2, time_limit=t)),
     "exact_width": (None, lambda data, t: exact_width.learn(data, 2, time_limit=t)),
 }

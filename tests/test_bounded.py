@@ -388,7 +388,7 @@ def test_result_is_certified_and_scored(n, rows, seed, draw):
     assert math.isclose(res.score, network_score(ds, res.parents, score), rel_tol=1e-9,
                         abs_tol=1e-7)
     assert res.upper_bound >= res.score - 1e-7 * abs(res.score)
-    assert res.gap >= 0
+    assert res.gap_percent >= 0
     assert np.isfinite(res.network.log_likelihood(ds))
 
 
@@ -429,7 +429,7 @@ def test_small_networks_reach_the_exact_optimum(name):
         assert res.width <= k
         if tw <= k:
             assert math.isclose(res.score, reference.score, rel_tol=1e-9)
-            assert res.status == "optimal" and res.gap == 0
+            assert res.status == "optimal" and res.gap_percent == 0
         else:
             assert res.score <= reference.score + 1e-6
 

@@ -38,7 +38,7 @@ def test_conditioning_equals_brute_force(seed, n_vars, zeros, budget):
         with pytest.raises(errors.ZeroEvidenceError):
             conditioned_posteriors(model, evidence, max_memory_gb=budget)
         return
-    cut = choose_cutset(model, evidence, budget)
+    cut = choose_cutset(model, evidence, max_memory_gb=budget)
     assert cut.gib <= budget or len(cut.variables) + len(evidence) == n_vars
     res = conditioned_posteriors(model, evidence, cut)
     assert res.exact and res.stats["runs_done"] == cut.runs
@@ -90,7 +90,7 @@ def test_runs_out_of_time_into_bounds_that_hold():
 
 def test_a_sample_of_runs_is_reproducible_and_tightens_the_lower_bound():
     inst = datasets.load_uai("Grids_11")
-    cut = choose_cutset(inst.model, inst.evidence, 3e-4)
+    cut = choose_cutset(inst.model, inst.evidence, max_memory_gb=3e-4)
     few, more = (conditioned_posteriors(inst.model, inst.evidence, cut, i_bound=10, max_runs=k)
                  for k in (8, 64))
     again = conditioned_posteriors(inst.model, inst.evidence, cut, i_bound=10, max_runs=8)

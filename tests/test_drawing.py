@@ -26,7 +26,7 @@ def arrows(ax):
 
 def test_network_drawing_has_every_node_and_arc_and_colours_what_is_highlighted():
     net = datasets.load_network("alarm")
-    best, _ = JunctionTree(net).mpe({"HRSAT": "HIGH"})
+    best = JunctionTree(net).mpe({"HRSAT": "HIGH"}).assignment
     ax = net.draw(evidence={"HRSAT": "HIGH"}, highlight=["CO", "BP"], assignment=best)
     assert len(ax.collections[0].get_offsets()) == len(net.variables)
     assert len(arrows(ax)) == len(net.arcs)

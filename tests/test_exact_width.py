@@ -112,7 +112,7 @@ def test_child_bounds_from_the_parents_table_equal_bounds_from_scratch(seed, n_v
 def test_bounded_optimum_is_the_exhaustive_optimum(seed, k, n_vars):
     pss = ParentSetScores(naive.dense_binary_data(seed, n_vars), max_parents=k)
     res = exact_width.solve(pss, k, time_limit=60)
-    assert res.status == "optimal" and res.gap == 0.0
+    assert res.status == "optimal" and res.gap_percent == 0.0
     assert res.score == pytest.approx(naive.best_network_of_width(pss, k), rel=1e-9, abs=1e-7)
     parents = {v: list(ps) for v, ps in res.parents.items()}
     assert find_cycle(parents) is None
@@ -144,7 +144,7 @@ def test_a_stopped_search_returns_its_incumbent_and_a_valid_bound():
     full = exact_width.solve(pss, 1, time_limit=120)
     assert full.status == "optimal"
     stopped = exact_width.solve(pss, 1, max_nodes=2)
-    assert stopped.status == "node_limit" and stopped.gap > 0
+    assert stopped.status == "node_limit" and stopped.gap_percent > 0
     assert stopped.score <= full.score + 1e-7 <= stopped.upper_bound + 2e-7
     assert stopped.width <= 1
     history = stopped.stats["history"]

@@ -70,7 +70,7 @@ def test_fas_removal_leaves_a_dag_and_keeps_non_cycle_arcs():
     for trial in range(30):
         g = nx.gnp_random_graph(9, 0.35, seed=trial, directed=True)
         weights = {e: float(rng.random() + 0.01) for e in g.edges}
-        fas = greedy.min_cost_fas(g, weights, rng)
+        fas = greedy.min_cost_fas(g, weights, random_state=rng)
         h = g.copy()
         h.remove_edges_from(fas)
         assert nx.is_directed_acyclic_graph(h)

@@ -118,8 +118,10 @@ def test_soft_evidence_equals_observing_a_virtual_child(name, variable):
     assert tree.log_probability_of_evidence(evidence, soft_evidence={variable: weights}) \
         == pytest.approx(reference.log_probability_of_evidence(evidence | {seen: "seen"})
                          + shift, rel=1e-10)
-    best, log_p = tree.mpe(evidence, soft_evidence={variable: weights})
-    best_ref, log_ref = reference.mpe(evidence | {seen: "seen"})
+    answer = tree.mpe(evidence, soft_evidence={variable: weights})
+    best, log_p = answer.assignment, answer.log_value
+    answer = reference.mpe(evidence | {seen: "seen"})
+    best_ref, log_ref = answer.assignment, answer.log_value
     assert log_p == pytest.approx(log_ref + shift, rel=1e-10)
     assert best == {v: best_ref[v] for v in net.variables}
     picked = most_probable_explanation(net, evidence, soft_evidence={variable: weights})

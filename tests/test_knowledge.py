@@ -244,7 +244,7 @@ def test_estimator_cli_and_structural_em_take_the_knowledge(tmp_path, capsys, al
     holes = data.values.astype(np.int64)
     holes[np.random.default_rng(0).random(holes.shape) < 0.1] = -1
     res = em.structural_em(IncompleteDataset(holes, data.names, data.states), 2, time_limit=8,
-                           max_rounds=2, random_state=0, knowledge=know)
+                           max_iter=2, random_state=0, knowledge=know)
     assert know.violations(res.parents) == [] and res.width <= 2
     csv, tiers, out = tmp_path / "a.csv", tmp_path / "tiers.txt", tmp_path / "o.bif"
     data.to_pandas().to_csv(csv, index=False)

@@ -8,12 +8,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twlib import errors
-from twlib.inference.andor import flat_tables, tables_total
+from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.cost_shifting import (branching_variable, conditioned_bound,
                                            rounded_assignment)
 from twlib.inference.lp_search import LPSearch, lp_arrays
 from twlib.inference.minibucket import mini_buckets
-from twlib.inference.search import _Kernel
+from twlib.inference.dive import DiveSearch
 
 from .test_minibucket import model_with_buckets, random_model
 
@@ -75,8 +75,8 @@ def test_lp_search_ends_at_the_optimum_or_stalls_with_a_true_bound(seed, n_vars,
     tab = flat_tables(mb.tables)
     n = len(mb.arity)
     search = LPSearch(lp_arrays(tab, mb.originals, n, sweeps), tab, mb.arity,
-                      np.array([-np.inf]), np.zeros(n, dtype=np.int64), capacity=capacity)
-    search.reset(mb.bound)
+                      np.array([-np.inf]), np.zeros(n, dtype=np.int64), root_bound=mb.bound,
+                      capacity=capacity)
     while not (search.finished or search.stalled):
         assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
         search.run(1)
@@ -95,7 +95,7 @@ def test_the_dive_bounds_open_nodes_by_the_lp_and_stays_exact():
     # a chain of ties: the static heuristic is flat, so open nodes are parked, and
     # the LP is tested on them when they are popped
     model, mb, top = model_with_buckets(11, 8, 1, 0.0)
-    kernel = _Kernel(mb, flat_tables(mb.tables), capacity=1 << 12, backtracks_per_dive=1)
+    kernel = DiveSearch(mb, flat_tables(mb.tables), capacity=1 << 12, backtracks_per_dive=1)
     while not kernel.finished:
         kernel.run(2)
     assert kernel.lp_tests > 0

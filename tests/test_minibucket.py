@@ -8,11 +8,13 @@ from hypothesis import strategies as st
 
 from twlib import datasets, errors
 from twlib.inference import JunctionTree
-from twlib.inference.andor import AndOrSearch, flat_tables, pseudo_tree, tables_total
+from twlib.inference.andor import AndOrSearch, pseudo_tree
+from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.cost_shifting import mplp
 from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets, shifted_tables
-from twlib.inference.search import (MPESearch, _Kernel, branch_and_bound_mpe,
-                                   most_probable_explanation)
+from twlib.inference.dive import DiveSearch
+from twlib.inference.local_search import LocalSearch
+from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation
 
 from . import naive
 
@@ -97,7 +99,7 @@ def test_mplp_keeps_every_value_and_lowers_a_bound(seed, n_vars, zeros):
         after = sum(float(t[tuple(full[list(s)])]) for s, t in shifted)
         assert after == pytest.approx(before, rel=1e-9, abs=1e-9) or before == after == -np.inf
     if top > -np.inf:
-        assert mini_buckets(model, 2, evidence, mplp_seconds=1).bound >= top - 1e-9 * abs(top)
+        assert mini_buckets(model, 2, evidence, mplp_time_limit=1).bound >= top - 1e-9 * abs(top)
 
 
 def test_mplp_closes_a_chain_at_the_root():
@@ -129,7 +131,7 @@ def test_tables_over_the_same_variables_are_added_into_one():
                Factor(("c",), rng.random(2)), Factor(("a", "b"), rng.random((2, 3))),
                Factor(("c",), np.array([0.0, 1.0]))]
     model = FactorModel(["a", "b", "c"], states, factors)
-    tables = shifted_tables(model, mplp_seconds=0).tables
+    tables = shifted_tables(model, mplp_time_limit=0).tables
     assert sorted(scope for scope, _ in tables) == [(0, 1), (2,)]
     for row in itertools.product(range(2), range(3), range(2)):
         merged = sum(float(t[tuple(row[v] for v in scope)]) for scope, t in tables)
@@ -145,10 +147,10 @@ def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, z
     shift = None if shifted else 0.0
     if top == -np.inf:
         with pytest.raises(errors.ZeroEvidenceError):
-            branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_seconds=shift)
+            branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift)
         return
-    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_seconds=shift)
-    assert res.status == "optimal" and res.gap == 0.0
+    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift)
+    assert res.status == "optimal" and res.log_gap == 0.0
     assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]
     assert model.log_values([row])[0] == pytest.approx(top, rel=1e-12, abs=1e-12)
@@ -189,7 +191,7 @@ def possible_evidence(net, tree, sets, size, seed):
         chosen = rng.choice(net.variables, size=size, replace=False)
         evidence = {v: net.states(v)[rng.integers(len(net.states(v)))] for v in chosen}
         try:
-            yield evidence, tree.mpe(evidence)[1]
+            yield evidence, tree.mpe(evidence).log_value
         except errors.ZeroEvidenceError:
             continue
 
@@ -217,8 +219,8 @@ def test_hybrid_best_first_search_is_exact_with_parking_and_a_full_store(
     model, mb, top = model_with_buckets(seed, n_vars, i_bound, zeros)
     if mb is None:
         return
-    kernel = _Kernel(mb, flat_tables(mb.tables), capacity=capacity,
-                     backtracks_per_dive=backtracks)
+    kernel = DiveSearch(mb, flat_tables(mb.tables), capacity=capacity,
+                        backtracks_per_dive=backtracks)
     while not kernel.finished:
         assert kernel.bound() >= top - 1e-9 * max(1.0, abs(top))
         kernel.run(2)                   # stops and resumes between and within dives
@@ -230,12 +232,19 @@ def test_hybrid_best_first_search_is_exact_with_parking_and_a_full_store(
         assert model.log_values([found])[0] == pytest.approx(top, rel=1e-9, abs=1e-9)
 
 
+def local_search(mb, tab):
+    """The local search over mini-buckets ``mb``, with an incumbent of its own."""
+    seq = np.array(mb.order[::-1], dtype=np.int64)
+    return LocalSearch(tab, mb.originals, seq, mb.arity, np.array([-np.inf]),
+                       np.zeros(len(mb.arity), dtype=np.int64))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7))
 def test_conditional_modes_end_where_no_single_move_helps(seed, n_vars):
     model, evidence = random_model(seed, n_vars, 0.0)
     mb = mini_buckets(model, 2, evidence)
-    kernel = _Kernel(mb, flat_tables(mb.tables))
+    kernel = local_search(mb, flat_tables(mb.tables))
     rng = np.random.default_rng(seed)
     start = np.array([rng.integers(a) for a in mb.arity])
     for v, s in mb.evidence.items():
@@ -261,8 +270,8 @@ def test_the_local_search_only_raises_the_incumbent_and_keeps_its_value(seed, n_
         return
     mb = mini_buckets(model, 2, evidence)
     tab = flat_tables(mb.tables)
-    kernel = _Kernel(mb, tab)
-    assert kernel.local_search(5) == 0          # nothing to start from
+    kernel = local_search(mb, tab)
+    assert kernel.run(5) == 0                   # nothing to start from
     rng = np.random.default_rng(seed)
     kernel.best[:] = [rng.integers(a) for a in mb.arity]
     for v, s in mb.evidence.items():
@@ -270,7 +279,7 @@ def test_the_local_search_only_raises_the_incumbent_and_keeps_its_value(seed, n_
     kernel.scalars[0] = tables_total(kernel.best, mb.originals, tab)
     for _ in range(3):
         before = kernel.incumbent
-        kernel.local_search(20)
+        kernel.run(20)
         assert kernel.incumbent >= before
         assert kernel.incumbent == tables_total(kernel.best, mb.originals, tab)
         assert kernel.incumbent <= top + 1e-9 * max(1.0, abs(top))
@@ -329,7 +338,7 @@ def test_and_or_search_equals_the_junction_tree_on_bnlearn_networks(name):
     rng = np.random.default_rng(5)
     chosen = rng.choice(net.variables, size=3, replace=False)
     evidence = {v: net.states(v)[0] for v in chosen}
-    _, log_p = tree.mpe(evidence)
+    log_p = tree.mpe(evidence).log_value
     found = and_or_to_the_end(mini_buckets(net, 10, evidence), -np.inf, 10**6)
     assert found.improved and found.value == pytest.approx(log_p, rel=1e-10)
 
@@ -378,8 +387,8 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     (lambda net: mini_buckets(net, 3, {"nope": 0}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, order=["asia"]), "every variable without evidence"),
     (lambda net: mini_buckets(net, 1, max_memory_gb=1e-12), "lower the i-bound"),
-    (lambda net: mini_buckets(net, 3, task="sum", mplp_seconds=1), "task 'max' only"),
-    (lambda net: mini_buckets(net, 3, mplp_seconds=-1), "mplp_seconds must be >= 0"),
+    (lambda net: mini_buckets(net, 3, task="sum", mplp_time_limit=1), "task 'max' only"),
+    (lambda net: mini_buckets(net, 3, mplp_time_limit=-1), "mplp_time_limit must be >= 0"),
 ])
 def test_bad_input_is_a_named_error(call, message):
     with pytest.raises(errors.TwlibError, match=message):

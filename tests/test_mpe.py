@@ -45,7 +45,8 @@ def test_mpe_equals_brute_force(seed, n_vars, n_evidence, zeros):
         with pytest.raises(ZeroEvidenceError):
             jt.mpe(evidence)
     else:
-        best, log_p = jt.mpe(evidence)                      # one set: the compiled pass
+        answer = jt.mpe(evidence)                      # one set: the compiled pass
+        best, log_p = answer.assignment, answer.log_value
         assert log_p == pytest.approx(np.log(joint.max()), rel=1e-10, abs=1e-12)
         at = tuple(net.states(v).index(best[v]) for v in net.variables)
         assert joint[at] == pytest.approx(joint.max(), rel=1e-9)     # a maximiser (ties allowed)
@@ -74,7 +75,8 @@ def test_mpe_of_a_markov_network_maximises_the_product_of_its_factors(seed, n_va
             shape[ax] = size
         value = value * np.transpose(f.values, np.argsort(axes)).reshape(shape)
     jt = JunctionTree(model)
-    best, log_p = jt.mpe()
+    answer = jt.mpe()
+    best, log_p = answer.assignment, answer.log_value
     assert log_p == pytest.approx(np.log(value.max() / value.sum()), rel=1e-10)
     at = tuple(int(best[v]) for v in names)
     assert value[at] == pytest.approx(value.max(), rel=1e-9)
@@ -93,7 +95,8 @@ def test_mpe_batches_chunks_and_executors_agree():
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         threaded, threaded_logs = jt.mpe_batch(sets, executor=pool)
     assert np.array_equal(states, threaded) and np.allclose(logs, threaded_logs, rtol=0, atol=0)
-    for (best, log_p), row, lg in zip(single, states, logs):
+    for one, row, lg in zip(single, states, logs):
+        best, log_p = one.assignment, one.log_value
         assert [net.states(v).index(best[v]) for v in net.variables] == row.tolist()
         assert lg == pytest.approx(log_p, rel=1e-12)
         # the log-probability is that of the assignment, by the network's own likelihood
@@ -108,7 +111,8 @@ def test_mpe_equals_max_product_elimination(name):
     for row in net.sample(4, random_state=rng).values:
         chosen = rng.choice(len(net.variables), size=int(rng.integers(0, 5)), replace=False)
         evidence = {net.variables[j]: net.states(net.variables[j])[row[j]] for j in chosen}
-        best, log_p = jt.mpe(evidence)
+        answer = jt.mpe(evidence)
+        best, log_p = answer.assignment, answer.log_value
         assert log_p == pytest.approx(np.log(naive.max_product_elimination(net, evidence)),
                                       abs=1e-9)
         assert log_joint(net, [net.states(v).index(best[v]) for v in net.variables])[0] \
@@ -137,7 +141,8 @@ def test_mpe_equals_pyagrum(name):
         except gum.FatalError:      # pyAgrum 3.3's mpe() fails ("Empty tensor") on some sets
             continue
         compared += 1
-        best, log_p = jt.mpe(evidence)
+        answer = jt.mpe(evidence)
+        best, log_p = answer.assignment, answer.log_value
         assert log_joint(net, [theirs[v] for v in net.variables])[0] == pytest.approx(log_p,
                                                                                      abs=1e-9)
     assert compared >= len(net.variables) // 2
@@ -168,12 +173,13 @@ def test_marginal_map_equals_brute_force(seed, n_vars, n_evidence, zeros):
         with pytest.raises(ZeroEvidenceError):
             marginal_map(net, query, evidence)
         return
-    best, log_p = marginal_map(net, query, evidence)
+    answer = marginal_map(net, query, evidence)
+    best, log_p = answer.assignment, answer.log_value
     assert log_p == pytest.approx(np.log(summed.max()), rel=1e-10, abs=1e-12)
     at = tuple(net.states(v).index(best[v]) for v in kept)
     assert summed[at] == pytest.approx(summed.max(), rel=1e-9)
     if len(query) == len(free):                               # marginal MAP over all is MPE
-        assert log_p == pytest.approx(JunctionTree(net).mpe(evidence)[1], rel=1e-10, abs=1e-12)
+        assert log_p == pytest.approx(JunctionTree(net).mpe(evidence).log_value, rel=1e-10, abs=1e-12)
 
 
 def test_marginal_map_refuses_wide_orders_and_bad_queries():
@@ -196,7 +202,8 @@ def test_marginal_map_of_a_markov_network_uses_its_normalised_distribution():
     model = FactorModel(names, states, [Factor(("a", "b"), np.array([[4.0, 1.0], [1.0, 4.0]])),
                                         Factor(("b", "c"), np.array([[1.0, 3.0], [2.0, 1.0]]))])
     value = np.einsum("ab,bc->abc", model.factors[0].values, model.factors[1].values)
-    best, log_p = marginal_map(model, ["a"])
+    answer = marginal_map(model, ["a"])
+    best, log_p = answer.assignment, answer.log_value
     assert best == {"a": str(int(value.sum(axis=(1, 2)).argmax()))}
     assert log_p == pytest.approx(np.log(value.sum(axis=(1, 2)).max() / value.sum()))
 
@@ -221,8 +228,9 @@ def test_cli_query_mpe_and_marginal_map(capsys):
 
     assert main(["query", "asia", "--evidence", "dysp=yes", "--mpe", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    best, log_p = JunctionTree(datasets.load_network("asia")).mpe({"dysp": "yes"})
-    assert answer["assignment"] == best and answer["log_probability"] == pytest.approx(log_p)
+    expected = JunctionTree(datasets.load_network("asia")).mpe({"dysp": "yes"})
+    assert answer["assignment"] == expected.assignment
+    assert answer["log_probability"] == pytest.approx(expected.log_value)
     assert main(["query", "asia", "--evidence", "dysp=yes", "--map", "lung", "bronc"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("marginal MAP: log P") and "lung=no  bronc=yes" in text

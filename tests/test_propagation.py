@@ -4,15 +4,15 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from twlib.inference.andor import flat_tables, tables_total
+from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.minibucket import shifted_tables
 from twlib.inference.propagation import PropagationSearch
 
 from .test_minibucket import brute_force, random_model
 
 
-def search_over(model, evidence, mplp_seconds, **options):
-    shifted = shifted_tables(model, evidence, mplp_seconds=mplp_seconds)
+def search_over(model, evidence, mplp_time_limit, **options):
+    shifted = shifted_tables(model, evidence, mplp_time_limit=mplp_time_limit)
     tab = flat_tables(shifted.tables)
     search = PropagationSearch(tab, len(shifted.tables), shifted.arity, np.array([-np.inf]),
                                np.zeros(len(shifted.arity), dtype=np.int64), **options)
@@ -93,8 +93,8 @@ def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n
     if search.finished:
         assert close(search.incumbent, top)
     else:                                       # stalled: it stays where it stopped
-        nodes = search.nodes
-        assert search.run(5) == 0 and search.stalled and search.nodes == nodes
+        nodes = search.work_done
+        assert search.run(5) == 0 and search.stalled and search.work_done == nodes
 
 
 def test_an_incumbent_given_by_another_search_prunes_and_is_kept():

@@ -90,7 +90,7 @@ def test_every_anytime_learner_stops_on_request(learner, alarm):
         holes[np.random.default_rng(0).random(holes.shape) < 0.2] = -1
         from twlib.data import IncompleteDataset
         res = em.structural_em(IncompleteDataset(holes, data.names, data.states), 2,
-                               time_limit=600, max_rounds=10**6, random_state=0)
+                               time_limit=600, max_iter=10**6, random_state=0)
     elif learner == "exact_width":
         small = Dataset(data.values[:, :18], data.names[:18], data.states[:18])
         res = exact_width.learn(small, 2, time_limit=600, start=None)

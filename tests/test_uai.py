@@ -116,7 +116,8 @@ def test_cli_map_is_at_least_the_reference_and_equals_elimination(name, tmp_path
     value, reference = model.log_values(np.array([ours, inst.map_state]))
     assert value >= reference - 1e-6
     free = [v for v in model.variables if v not in inst.evidence]
-    best, log_p = marginal_map(model, free, inst.evidence)       # max-product elimination
+    answer = marginal_map(model, free, inst.evidence)       # max-product elimination
+    best, log_p = answer.assignment, answer.log_value
     row = [int(best[v]) if v in best else inst.evidence[v] for v in model.variables]
     assert model.log_values(row)[0] == pytest.approx(value, abs=1e-9)
 

@@ -3,6 +3,39 @@
 The submodules and the three classes below are imported on first use, so
 ``python -m twlib`` and ``import twlib`` load only what a command touches.
 
+Every function speaks one argument vocabulary (``tests/test_vocabulary.py``
+walks the public callables and fails on any other name for these):
+
+=================  ==========================================================
+name               meaning
+=================  ==========================================================
+``time_limit``     seconds the call may take; an anytime method returns its
+                   best within it plus :func:`twlib.clock.overrun_allowance`;
+                   a step's own share is ``<step>_time_limit``
+                   (``mplp_time_limit``)
+``max_memory_gb``  GiB of tables a method may build; past it an exact method
+                   raises :class:`~twlib.errors.MemoryBudgetExceeded`
+``progress``       show a tqdm bar (or the solver's log)
+``score``          the structure score, ``"bic"`` by default in every learner:
+                   it has no hyperparameter, is consistent, and is what the
+                   published bounded-tree-width learners report; ``"bdeu"``
+                   takes ``ess``.  The scikit-learn estimators call it
+                   ``criterion``, since ``score`` is their method
+``max_iter``       the most iterations (rounds, restarts, EM steps) of the
+                   outer loop; an inner loop's is ``<step>_max_iter``
+``tol``            the relative change below which an iteration stops
+``random_state``   None, an int or a numpy ``Generator``: the seed
+``executor``       where independent tasks run (:mod:`twlib.parallel`)
+``knowledge``      a :class:`~twlib.knowledge.Knowledge` every learner honours
+``evidence``       ``{variable: state label}``
+=================  ==========================================================
+
+Options follow the data and the model as keyword-only arguments (in
+:mod:`twlib.inference` so far).  Inference answers with one result of each
+kind, :class:`~twlib.inference.MPEResult` and :class:`~twlib.inference.Marginals`;
+a gap between a value and its bound is ``log_gap`` in inference and
+``gap_percent`` in a learner's result.
+
 >>> import twlib
 >>> ds = twlib.datasets.load_sklearn("iris")
 >>> ds.n_vars

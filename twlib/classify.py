@@ -363,7 +363,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
                        progress=self.progress, knowledge=know)
         k = min(self._setting("k"), data.n_vars - 1)     # a bound over the variables there are
         if isinstance(data, IncompleteDataset):
-            res = em.structural_em(data, k, search_iter=self.max_iter, **options)
+            res = em.structural_em(data, k, search_max_iter=self.max_iter, **options)
         else:
             res = bounded.learn(data, k, score=self.criterion, max_iter=self.max_iter, **options)
         return {v: list(ps) for v, ps in res.parents.items()}

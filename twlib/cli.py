@@ -116,13 +116,13 @@ def _learn(args) -> int:
     # One stop request for the whole run: Ctrl-C ends the search, which
     # returns its best network, and that network is written.
     with clock.interruptible(), _dask_client(args.scheduler) as client:
-        res, _ = learn_by_name(data, args.k, method=args.method, criterion=args.score,
+        res, _ = learn_by_name(data, args.k, method=args.method, score=args.score,
                                ess=args.ess, time_limit=args.time_limit,
                                random_state=args.seed, progress=args.progress,
                                executor=client, knowledge=knowledge)
     bif.write(res.network, args.out)
     bound = ("" if res.upper_bound is None
-             else f", upper bound {res.upper_bound:.2f} (gap {res.gap:.2f} %)")
+             else f", upper bound {res.upper_bound:.2f} (gap {res.gap_percent:.2f} %)")
     missing = res.stats.get("missing")
     how = "" if missing is None else f" (observed-data BIC, {missing:.1%} of cells missing)"
     compiled = res.stats.get("compile_seconds")
@@ -194,10 +194,12 @@ def _explain(args, net, evidence) -> None:
     from .inference import JunctionTree, marginal_map
 
     if args.map:
-        best, log_p = marginal_map(net, args.map, evidence, max_memory_gb=args.memory_gb)
+        answer = marginal_map(net, args.map, evidence, max_memory_gb=args.memory_gb)
+        best, log_p = answer.assignment, answer.log_value
         kind = "marginal MAP"
     else:
-        best, log_p = JunctionTree(net, max_memory_gb=args.memory_gb).mpe(evidence)
+        answer = JunctionTree(net, max_memory_gb=args.memory_gb).mpe(evidence)
+        best, log_p = answer.assignment, answer.log_value
         kind = "MPE"
     if args.json:
         print(json.dumps({"evidence": evidence, "task": kind, "assignment": best,
@@ -296,7 +298,7 @@ def _uai(args) -> None:
                                         time_limit=args.time_limit)
         uai.write_map(out, [model.states(v).index(res.assignment[v]) for v in model.variables])
         proof = ("optimal" if res.status == "optimal"
-                 else f"{res.status}, bound {res.bound:.6f}, gap {res.gap:.6f}")
+                 else f"{res.status}, bound {res.bound:.6f}, log gap {res.log_gap:.6f}")
         print(f"{out}: the most probable assignment, log P = {res.log_value:.6f} "
               f"(unnormalised; {res.method}; {proof})", file=sys.stderr)
         return

@@ -134,7 +134,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         started = clock.now()
         X = self._discretized(X, y)
         res, data = learn_by_name(       # cutting the numeric columns counts against the limit
-            X, self.k, method=self.method, criterion=self.criterion, ess=self.ess,
+            X, self.k, method=self.method, score=self.criterion, ess=self.ess,
             parameter_ess=self.parameter_ess,
             time_limit=clock.remaining(self.time_limit, started),
             max_iter=self.max_iter, random_state=self.random_state, progress=self.progress,

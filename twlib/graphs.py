@@ -243,12 +243,13 @@ def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
 
 
 @nb.njit(cache=True)
-def greedy_elimination(adj0, kind, weight, jitter, seed, fixed, late=np.zeros(0, np.bool_)):
+def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
+                       late=np.zeros(0, np.bool_)):
     """One greedy elimination of the graph with bitset rows ``adj0`` (uint64,
     one row per vertex): repeatedly eliminate the vertex of least cost
     (``kind``: 0 min-fill, 1 min-degree, 2 weighted min-fill, 3 min-size).  Ties
     go to fewer neighbours, then to the lower index; ``jitter > 0`` multiplies
-    each cost by a random factor in ``[1, 1 + jitter)`` (seeded), and breaks
+    each cost by a random factor in ``[1, 1 + jitter)`` (seeded by ``random_state``), and breaks
     exact ties at random, so repeated runs explore other orders.  A non-empty
     ``fixed`` order is followed instead (to measure it).  Vertices flagged in
     ``late`` (when given) wait until every other vertex is eliminated.
@@ -258,7 +259,7 @@ def greedy_elimination(adj0, kind, weight, jitter, seed, fixed, late=np.zeros(0,
     states of each vertex.  Costs are refreshed only where an elimination can
     change them (the eliminated vertex's neighbours, and theirs for fill).
     """
-    np.random.seed(seed)
+    np.random.seed(random_state)
     n, words = adj0.shape
     adj = adj0.copy()
     alive = all_alive(n, words)

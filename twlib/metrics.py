@@ -1,10 +1,12 @@
 """Distances between inference results and test-set scores.
 
 Posteriors are compared variable by variable; ``p`` is the reference (the
-exact or data-generating model), ``q`` the approximation.  Dicts map
-variables to probability vectors; arrays may carry a leading batch axis.
+exact or data-generating model), ``q`` the approximation.  Mappings (dicts,
+:class:`~twlib.inference.Marginals`) map variables to probability vectors; arrays may carry a leading batch axis.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -15,7 +17,7 @@ __all__ = ["hellinger", "max_absolute_error", "kl_divergence", "absolute_error",
 
 
 def _pairs(p, q):
-    if isinstance(p, dict):
+    if isinstance(p, Mapping):             # a dict, or Marginals
         missing = set(p) - set(q)
         if missing:
             raise UnknownName(f"variables missing from the second result: {sorted(missing)[:5]}")

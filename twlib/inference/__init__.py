@@ -1,37 +1,39 @@
 """Inference in discrete Bayesian networks and factor models.
 
-The route, by what fits in memory:
+The route, by what fits in memory, chosen by ``routing`` (its two routers,
+:func:`most_probable_explanation` and :func:`posterior_marginals`, pick the
+cheapest exact method by the rates in ``costs``):
 
 * ``junction_tree``: :class:`JunctionTree`, exact posteriors, ``P(e)``, MPE and
-  expected counts, for one evidence set or a batch; its compiled passes live in
-  ``kernels``.  The method of choice whenever the tree fits.
+  expected counts, for one evidence set or a batch, in four parts (structure,
+  sum-product, max-product, batches); its compiled passes live in ``kernels``.
+  The method of choice whenever the tree fits.
 * ``elimination``: :func:`variable_elimination` for one query, and
   :func:`marginal_map` (sum out the rest, then maximise over the query).
 * ``minibucket``: :func:`mini_buckets`, elimination with its width bounded by an
   i-bound: upper bounds on the MPE value and log Z, a lower bound on log Z,
   within any memory; for the MPE, after ``cost_shifting`` (MPLP, the LP
   relaxation's bound, which moves cost across the mini-bucket splits first).
-* ``search`` and ``andor``: :func:`branch_and_bound_mpe`, the exact MPE past the
-  tree by AND/OR branch and bound over a pseudo-tree on mini-bucket bounds,
-  with a context cache, anytime; :class:`MPESearch`, the same search prepared
-  once for many evidence sets of a few observed variables each; and
-  :func:`most_probable_explanation`, which picks the junction tree when it fits
-  and this search when it does not.  The search re-solves the LP conditioned on
-  its open nodes, and ``lp_search`` (LP-based branch and bound with a dynamic
-  variable order) and ``propagation`` (depth-first branch and bound that
-  removes values by their reduced costs against the incumbent or a target,
-  which runs first, before the mini-buckets) take turns with it on the same
-  incumbent.
-* ``conditioning``: :func:`posterior_marginals`, exact posteriors and ``P(e)``
-  in any memory by cutset conditioning when the tree does not fit (the runs
-  spread over an executor), bounded by the runs done and a mini-bucket bound
-  when time runs out; it picks the tree when it fits.
+* ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree, and
+  :class:`MPESearch`, the same prepared once for many evidence sets.  Both run
+  the ``portfolio``: five engines with one interface (``engine``) taking turns
+  on one incumbent: the hybrid best-first ``dive``, AND/OR branch and bound
+  (``andor``), LP-based branch and bound (``lp_search``), the propagation
+  search (``propagation``) and iterated local search (``local_search``), all
+  reading the flat tables of ``flat``.
+* ``conditioning``: :func:`conditioned_posteriors`, exact posteriors and
+  ``P(e)`` in any memory by cutset conditioning (the runs spread over an
+  executor), bounded by the runs done and a mini-bucket bound when time runs out.
 * ``interventions``: :func:`intervene` (``do(X = x)`` by graph surgery) and
   :func:`do_posteriors`; soft (virtual) evidence is an argument of the junction
   tree's queries and of :func:`most_probable_explanation`.
 * ``approximate``: :func:`loopy_belief_propagation` and :func:`gibbs_sample`,
   for models whose tree would not fit, without guarantees.
 * ``evidence``: the one check of what is observed, shared by all of them.
+
+Every MPE path returns an :class:`MPEResult` and every marginal path a
+:class:`Marginals` (``results``); the batch methods of :class:`JunctionTree`
+return arrays, one row per evidence set.
 
 Tables are :class:`Factor` objects and models :class:`FactorModel` (from
 :mod:`twlib.factors`); an exact method that would pass its memory budget raises
@@ -44,16 +46,18 @@ array([0.1, 0.9])
 """
 from ..errors import MemoryBudgetExceeded
 from ..factors import Factor, FactorModel, ZeroEvidenceError
-from .approximate import LoopyResult, gibbs_sample, loopy_belief_propagation
-from .conditioning import Marginals, conditioned_posteriors, posterior_marginals
+from .approximate import gibbs_sample, loopy_belief_propagation
+from .conditioning import conditioned_posteriors
 from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
 from .minibucket import MiniBuckets, mini_buckets
-from .search import MPEResult, MPESearch, branch_and_bound_mpe, most_probable_explanation
+from .results import Marginals, MPEResult
+from .routing import most_probable_explanation, posterior_marginals
+from .search import MPESearch, branch_and_bound_mpe
 
 __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "JunctionTree",
-           "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation", "LoopyResult",
+           "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
            "most_probable_explanation", "MPEResult", "MPESearch", "intervene", "do_posteriors",
            "posterior_marginals", "conditioned_posteriors", "Marginals"]

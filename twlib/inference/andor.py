@@ -33,13 +33,12 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["PseudoTree", "pseudo_tree", "flat_tables", "table_value", "tables_sum",
-           "tables_total", "slack", "sort_best_first", "flat_lists", "AndOrSearch"]
+from .engine import Engine
+from .flat import flat_lists, flat_tables, slack, sort_best_first, tables_sum
+
+__all__ = ["PseudoTree", "pseudo_tree", "AndOrSearch"]
 
 _OR, _AND = 0, 1
-# Two values closer than this (relative) are not told apart when pruning: the
-# heuristic and the search add the same logs in different orders
-_TOLERANCE = 1e-9
 
 
 class PseudoTree:
@@ -96,73 +95,22 @@ def pseudo_tree(order, scopes, n_vars: int) -> PseudoTree:
     return PseudoTree(parent, context, order)
 
 
-def flat_tables(tables):
-    """``(scope, log table)`` pairs as flat arrays for compiled lookups,
-    ``(ptr, var, stride, offset, values)``: table ``t`` has variables
-    ``var[ptr[t]:ptr[t + 1]]`` with those strides, from ``offset[t]`` in ``values``.
-
-    >>> tab = flat_tables([((0, 1), np.arange(4.0).reshape(2, 2))])
-    >>> float(table_value(0, np.array([1, 0]), tab))
-    2.0
-    """
-    ptr, var, stride, offset, total = [0], [], [], [], 0
-    for scope, values in tables:
-        shape = np.shape(values)
-        var.extend(scope)
-        stride.extend(math.prod(shape[k + 1:]) for k in range(len(shape)))
-        ptr.append(len(var))
-        offset.append(total)
-        total += math.prod(shape)
-    flat = np.empty(total)
-    for (_, values), start in zip(tables, offset):      # one copy: the messages can be large
-        flat[start:start + np.size(values)] = np.ravel(values)
-    return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
-            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
-
-
-@nb.njit(cache=True)
-def table_value(t, assign, tab):
-    """The value of flat table ``t`` at ``assign`` (``tab`` from :func:`flat_tables`)."""
-    ptr, var, stride, offset, values = tab
-    index = offset[t]
-    for j in range(ptr[t], ptr[t + 1]):
-        index += assign[var[j]] * stride[j]
-    return values[index]
-
-
-@nb.njit(cache=True)
-def sort_best_first(scores, labels, row, k):
-    """Sort ``scores[row, :k]`` in decreasing order, ``labels`` alongside (insertion
-    sort: a variable's few values)."""
-    for i in range(1, k):
-        sv, lv = scores[row, i], labels[row, i]
-        j = i - 1
-        while j >= 0 and scores[row, j] < sv:
-            scores[row, j + 1] = scores[row, j]
-            labels[row, j + 1] = labels[row, j]
-            j -= 1
-        scores[row, j + 1] = sv
-        labels[row, j + 1] = lv
-
-
-def flat_lists(lists):
-    """Lists of integers as ``(ptr, ids)``: list ``k`` is ``ids[ptr[k]:ptr[k + 1]]``."""
-    ptr = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
-    return ptr, np.array([t for x in lists for t in x], dtype=np.int64)
-
-
-class AndOrSearch:
+class AndOrSearch(Engine):
     """Depth-first AND/OR branch and bound with context caching on mini-buckets ``mb``.
 
-    :meth:`restart` sets the incumbent value to beat (the cache is kept: what it
-    holds are upper bounds whatever the incumbent); :meth:`run` searches for a
-    number of nodes; once ``finished``, ``improved`` says whether a better
-    assignment than the incumbent was found (in ``assign``, value ``value``) or
-    the incumbent is proved optimal.  ``cache_entries`` caps the cache; ``tab``
-    is ``flat_tables(mb.tables)`` when the caller has it already.
+    An engine of the portfolio (:mod:`twlib.inference.engine`) that keeps its
+    own incumbent: :meth:`restart` sets the value to beat (the cache is kept:
+    what it holds are upper bounds whatever the incumbent); :meth:`reset` also
+    forgets the cache (for tables that have changed).  Once ``finished``,
+    ``improved`` says whether a better assignment than the value to beat was
+    found (in ``assign``, value ``value``) or that value is proved optimal.
+    ``cache_entries`` caps the cache; ``tab`` is ``flat_tables(mb.tables)``
+    when the caller has it already.
     """
 
-    def __init__(self, mb, cache_entries: int, tab=None):
+    name = "and/or"
+
+    def __init__(self, mb, cache_entries: int, *, tab=None):
         n = len(mb.arity)
         originals = mb.originals
         tree = pseudo_tree(mb.order, [mb.tables[t][0] for t in range(originals)], n)
@@ -208,30 +156,35 @@ class AndOrSearch:
         self.assign = np.zeros(n, dtype=np.int64)
         self.state = np.zeros(4, dtype=np.int64)                # top, finished, returning, exact
         self.scalars = np.zeros(2)                              # returned value, save top
-        self.nodes = 0
+        self.expanded = 0
         self.restart(-np.inf)
 
-    def clear(self):
-        """Forget the cached bounds (for tables that have changed since)."""
+    def reset(self) -> None:
+        """Forget the cached bounds and the value to beat."""
         self.cache[:] = np.inf
-        self.nodes = 0
+        self.expanded = 0
+        self.restart(-np.inf)
 
-    def restart(self, incumbent: float):
+    def restart(self, incumbent: float) -> None:
         """Search again from the root for a value above ``incumbent``."""
-        self.incumbent = float(incumbent)
+        self.target = float(incumbent)
         self.state[:] = 0
         _start(self.state, self.scalars, self.stack, self.ints, self.floats, self.assign,
                self.tab, self.crossing, self.child, self.context, self.cache_slot, self.cache,
-               self.constant, self.incumbent)
+               self.constant, self.target)
 
     @property
-    def finished(self) -> bool:
-        return bool(self.state[1])
+    def incumbent(self) -> float:
+        return self.value if self.improved else self.target
+
+    @property
+    def work_done(self) -> int:
+        return self.expanded
 
     @property
     def improved(self) -> bool:
         # the root returns exact even at the threshold when nothing is left to search
-        return self.finished and bool(self.state[3]) and self.value > self.incumbent
+        return self.finished and bool(self.state[3]) and self.value > self.target
 
     @property
     def value(self) -> float:
@@ -242,14 +195,14 @@ class AndOrSearch:
                        self.assign, self.tab, self.cost, self.crossing, self.child,
                        self.context, self.cache_slot, self.cache, self.subtree, self.arity,
                        self.cand_val, self.cand_h, self.save, budget)
-        self.nodes += done
+        self.expanded += done
         return done
 
     def bound(self) -> float:
         """A proved upper bound on the optimum (the incumbent's value at least)."""
         if self.finished:
-            return self.value if self.improved else self.incumbent
-        return max(self.incumbent, _stack_bound(self.state, self.scalars, self.stack,
+            return self.incumbent
+        return max(self.target, _stack_bound(self.state, self.scalars, self.stack,
                                                 self.ints, self.floats, self.cand_h))
 
 
@@ -288,17 +241,6 @@ def _cache_layout(tree, order, arity, cache_entries):
 # or_t, or_best, or_fail, and_cost, and_t, and_sum, and_rest, h as a child
 _CAND_N, _CAND_NEXT, _BEST_VAL, _SAVE_OFF, _AND_K = range(5)
 _OR_T, _OR_BEST, _OR_FAIL, _AND_COST, _AND_T, _AND_SUM, _AND_REST, _H = range(8)
-
-
-@nb.njit(cache=True)
-def tables_sum(csr, v, assign, tab):
-    """The sum of the flat tables of list ``v`` of ``csr`` (from :func:`flat_lists`)
-    at ``assign``."""
-    ptr, ids = csr
-    s = 0.0
-    for j in range(ptr[v], ptr[v + 1]):
-        s += table_value(ids[j], assign, tab)
-    return s
 
 
 @nb.njit(cache=True)
@@ -346,22 +288,6 @@ def _start(state, scalars, stack, ints, floats, assign, tab, crossing, child, co
     stack[1, 0] = _AND
     state[0] = 0
     scalars[1] = 0
-
-
-@nb.njit(cache=True)
-def tables_total(assign, count, tab):
-    """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
-    total = 0.0
-    for t in range(count):
-        total += table_value(t, assign, tab)
-    return total
-
-
-@nb.njit(cache=True)
-def slack(t):
-    """How far above ``t`` a value may be and still count as ``t`` (0 when ``t``
-    is infinite)."""
-    return _TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
 
 
 @nb.njit(cache=True)

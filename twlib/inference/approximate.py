@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -11,31 +10,24 @@ from ..errors import InputError
 from ..factors import ZeroEvidenceError, as_factor_model, labelled_einsum
 from .evidence import evidence_indices
 from .kernels import flat_factors
+from .results import Marginals
 
-__all__ = ["LoopyResult", "loopy_belief_propagation", "gibbs_sample"]
-
-
-@dataclass
-class LoopyResult:
-    """Approximate marginals from loopy belief propagation."""
-
-    posteriors: dict
-    converged: bool
-    iterations: int
-    max_change: float
+__all__ = ["loopy_belief_propagation", "gibbs_sample"]
 
 
-def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: float = 1e-8,
-                             max_iter: int = 500) -> LoopyResult:
+def loopy_belief_propagation(model, evidence=None, *, damping: float = 0.5, tol: float = 1e-8,
+                             max_iter: int = 500) -> Marginals:
     """Sum-product message passing on the factor graph (exact on trees).
 
     Messages are updated in parallel and damped: ``new = damping * old +
     (1 - damping) * update``.  Stops when no belief moves by more than ``tol``
-    or after ``max_iter`` sweeps; ``converged`` says which.
+    or after ``max_iter`` sweeps; ``stats["converged"]`` says which, and
+    ``stats["iterations"]`` and ``stats["max_change"]`` how far it went.  The
+    :class:`Marginals` are not exact and carry no bounds or ``log_z``.
 
     >>> from twlib.datasets import load_network
     >>> res = loopy_belief_propagation(load_network("asia"), {"xray": "yes"})
-    >>> res.converged, round(float(res.posteriors["lung"][0]), 2)
+    >>> res.stats["converged"], round(float(res["lung"][0]), 2)
     (True, 0.49)
     """
     if not 0 <= damping < 1:
@@ -97,7 +89,9 @@ def loopy_belief_propagation(model, evidence=None, damping: float = 0.5, tol: fl
             posteriors[v] = p
         else:
             posteriors[v] = current[v]
-    return LoopyResult(posteriors, change < tol, it, change)
+    return Marginals(posteriors, math.nan, False, "loopy belief propagation",
+                     stats={"converged": bool(change < tol), "iterations": it,
+                            "max_change": float(change)})
 
 
 # --------------------------------------------------------------------- Gibbs sampling
@@ -140,7 +134,7 @@ def _gibbs_chain(state, arity, scopes, sizes, strides, offsets, values, var_ptr,
     return row
 
 
-def gibbs_sample(model, n_samples: int, burn_in: int = 1000, restarts: int = 10, thin: int = 1,
+def gibbs_sample(model, n_samples: int, *, burn_in: int = 1000, restarts: int = 10, thin: int = 1,
                  random_state=None):
     """Draw rows from a Markov network (or any factor model) by Gibbs sampling.
 

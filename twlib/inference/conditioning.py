@@ -22,15 +22,15 @@ cutset is NP-hard; the greedy choice is the usual compromise.
 When the runs do not finish in the time given, the runs done still bound the
 answer: they sum to ``D <= P(e)``, and one mini-bucket upper bound ``U >= P(e)``
 (:mod:`twlib.inference.minibucket`) closes the interval, for ``log P(e)`` and
-for every posterior (:func:`conditioned_posteriors`).  :func:`posterior_marginals`
-picks the method: the tree when it fits, else conditioning, and says which
-answered and whether it is exact.
+for every posterior (:func:`conditioned_posteriors`).  The router
+:func:`~twlib.inference.routing.posterior_marginals` picks the method: the tree
+when it fits, else conditioning.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -41,18 +41,14 @@ from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import clique_tree, elimination_order
 from ..parallel import run_tasks, task_count
 from .evidence import evidence_indices
-from .junction_tree import JunctionTree, tables_gib
-from .minibucket import affordable_i_bound, check_memory_budget, mini_buckets
+from .costs import (CONDITIONED_ENTRIES_PER_SECOND, SECONDS_PER_FACTOR, check_memory_budget,
+                    tables_gib)
+from .junction_tree import JunctionTree
+from .minibucket import affordable_i_bound, mini_buckets
+from .results import Marginals
 
-__all__ = ["Cutset", "Marginals", "choose_cutset", "conditioned_posteriors",
-           "posterior_marginals"]
+__all__ = ["Cutset", "choose_cutset", "conditioned_posteriors"]
 
-# Clique-table entries a conditioned run fills per second, and its fixed cost per
-# factor (slicing it and placing it in its clique), measured on the UAI MAR
-# instances (ObjectDetection_13, Grids_11); they decide whether conditioning is
-# expected to fit the time limit.
-_ENTRIES_PER_SECOND = 4e7
-_SECONDS_PER_FACTOR = 3e-5
 # Past this many assignments conditioning cannot finish; a random sample of this
 # size is run for the bounds and estimates
 _MOST_RUNS = 10**6
@@ -76,31 +72,10 @@ class Cutset:
 
     def seconds(self, factors: int) -> float:
         """Estimated time of all runs on a model of ``factors`` factors."""
-        return self.runs * (self.entries / _ENTRIES_PER_SECOND + factors * _SECONDS_PER_FACTOR)
+        return self.runs * (self.entries / CONDITIONED_ENTRIES_PER_SECOND + factors * SECONDS_PER_FACTOR)
 
 
-@dataclass
-class Marginals:
-    """Posterior marginals and ``log P(e)``, exact or bounded.
-
-    ``posteriors[v]`` is ``P(v | e)`` (exact, or estimated from the runs done:
-    see :func:`conditioned_posteriors`); ``log_z`` the natural log of ``P(e)``
-    (of ``Z(e)``, the sum of the unnormalised product, for a Markov network).
-    When ``exact`` is False, ``lower``/``upper`` bound each posterior and
-    ``log_z_bounds`` bounds ``log_z``.  ``method`` names the method that answered.
-    """
-
-    posteriors: dict
-    log_z: float
-    exact: bool
-    method: str
-    log_z_bounds: tuple
-    lower: dict | None = None
-    upper: dict | None = None
-    stats: dict = field(default_factory=dict)
-
-
-def choose_cutset(model, evidence=None, max_memory_gb: float = 4.0) -> Cutset:
+def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset:
     """Variables to condition on so that the junction tree of the rest fits
     ``max_memory_gb``, chosen greedily for the least total work.
 
@@ -156,7 +131,7 @@ def _run_block(shared, runs, deadline):
     model, fixed, cut, order, entries = shared
     free = [v for v in model.variables if v not in fixed and v not in cut]
     arity = [model.arity(v) for v in cut]
-    if time.time() + entries / _ENTRIES_PER_SECOND > deadline:
+    if time.time() + entries / CONDITIONED_ENTRIES_PER_SECOND > deadline:
         runs = []                               # not even the tree would be built in time
     tree = _structure(model, free, order) if free and len(runs) else None
     answers, done = [], 0
@@ -221,7 +196,7 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     if time_limit is not None:
         clock.check_time_limit(time_limit)
     fixed = evidence_indices(model, evidence)
-    cutset = cutset or choose_cutset(model, fixed, max_memory_gb)
+    cutset = cutset or choose_cutset(model, fixed, max_memory_gb=max_memory_gb)
     started = time.time()
     deadline = started + (math.inf if time_limit is None else time_limit)
     if cutset.runs >= 2**62:
@@ -288,47 +263,3 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     return Marginals(posteriors, estimate, False,
                      f"{method}, {done} done; bounds by MBE({i_bound})", (low, high), lower,
                      upper, stats)
-
-
-def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
-                        time_limit: float = 60.0, executor=None,
-                        progress: bool = False) -> Marginals:
-    """Posterior marginals and ``log P(e)`` by the method that fits: the junction
-    tree when its tables fit ``max_memory_gb``, else cutset conditioning, exact
-    when its runs finish within ``time_limit`` and bounded (see
-    :func:`conditioned_posteriors`) when they do not.  The cutset is chosen so
-    that one run takes at most a tenth of the time, so that some finish; when
-    not all are expected to, the mini-bucket upper bound gets an i-bound sized
-    to a quarter of the time.  ``method`` in the result says which answered.
-
-    >>> from twlib.datasets import load_uai
-    >>> inst = load_uai("Grids_12")
-    >>> posterior_marginals(inst.model, inst.evidence).method
-    'junction tree'
-    """
-    model = as_factor_model(model)
-    clock.check_time_limit(time_limit)
-    check_memory_budget(max_memory_gb)
-    fixed = evidence_indices(model, evidence)
-    started = clock.now()
-    try:
-        tree = JunctionTree(model, max_memory_gb=max_memory_gb)
-    except MemoryBudgetExceeded:
-        tree = None
-    if tree is not None:
-        posteriors = tree.posteriors(fixed)
-        log_z = tree.log_probability_of_evidence(fixed)
-        return Marginals(posteriors, log_z, True, "junction tree", (log_z, log_z),
-                         stats={"width": tree.width, "seconds": clock.now() - started})
-    # a run may take a tenth of the time, so that some finish when not all can
-    per_run = tables_gib(_ENTRIES_PER_SECOND * time_limit / 10, 0)
-    cutset = choose_cutset(model, fixed, min(max_memory_gb, per_run))
-    left = time_limit - (clock.now() - started)
-    if cutset.seconds(len(model.factors)) <= left:
-        i_bound = None                  # sized only if the runs overrun their estimate
-    else:
-        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
-        left -= time_limit / 4
-    return conditioned_posteriors(model, fixed, cutset, max_memory_gb=max_memory_gb,
-                                  time_limit=max(left, 1e-3), i_bound=i_bound,
-                                  executor=executor, progress=progress)

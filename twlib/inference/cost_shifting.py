@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 
 from .. import clock
-from .andor import flat_tables, slack
+from .flat import flat_tables, slack
 
 __all__ = ["mplp", "conditioned_bound", "rounded_assignment", "branching_variable",
            "star_incidence"]
@@ -50,14 +50,14 @@ _SWEEPS_PER_CALL = 20
 _ROUNDING_SHARE = 32
 
 
-def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
-         tolerance: float = 1e-7, decode: bool = False):
+def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
+         tol: float = 1e-7, decode: bool = False):
     """Tables reparameterised by MPLP star updates, and the bound after each call.
 
     ``tables`` are ``(scope, log table)`` pairs over variable indices with
     ``arity`` (as :func:`twlib.inference.minibucket.log_tables` gives them); the
-    sweeps stop after ``seconds``, ``max_sweeps``, or when
-    ``_SWEEPS_PER_CALL`` sweeps lower the bound by less than ``tolerance``
+    sweeps stop after ``time_limit`` seconds, ``max_sweeps``, or when
+    ``_SWEEPS_PER_CALL`` sweeps lower the bound by less than ``tol``
     (relative).  Returns ``(tables, bounds)``: the same scopes with shifted
     values (the sum over tables is unchanged for every assignment) and the
     LP bound ``sum of table maxima`` before the first sweep and after each call.
@@ -81,7 +81,7 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
     inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), len(tables))
     size = np.array([int(np.size(v)) for _, v in tables], dtype=np.int64)
     bounds = [_bound(len(tables), offset, size, values)]
-    deadline = clock.now() + seconds
+    deadline = clock.now() + time_limit
     sweeps, closed = 0, None
     while sweeps < max_sweeps:
         step = min(_SWEEPS_PER_CALL, max_sweeps - sweeps)
@@ -95,7 +95,7 @@ def mplp(tables, arity, *, seconds: float = 1.0, max_sweeps: int = 100_000,
             if np.isfinite(value) and bounds[-1] <= value + slack(value):
                 closed = assign
                 break
-        if not bounds[-2] - bounds[-1] > tolerance * max(1.0, abs(bounds[-1])):
+        if not bounds[-2] - bounds[-1] > tol * max(1.0, abs(bounds[-1])):
             break
         if clock.expired(deadline):
             break

@@ -11,11 +11,12 @@ from ..graphs import elimination_cost, elimination_order, moral_graph
 from ..network import BayesianNetwork
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
+from .results import MPEResult
 
 __all__ = ["variable_elimination", "marginal_map"]
 
 
-def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None) -> np.ndarray:
+def variable_elimination(net: BayesianNetwork, query, evidence=None, *, order=None) -> np.ndarray:
     """``P(query | evidence)`` by variable elimination.
 
     ``query`` is a variable or a list of them (the result then has one axis
@@ -60,7 +61,7 @@ def variable_elimination(net: BayesianNetwork, query, evidence=None, order=None)
 
 
 def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
-                 order=None) -> tuple[dict, float]:
+                 order=None) -> MPEResult:
     """The most probable joint state of the ``query`` variables given the
     evidence, the other variables summed out: ``argmax_q sum_y P(q, y, e)``.
 
@@ -70,13 +71,15 @@ def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
     maximisers back in reverse.  Such an order can be much wider than an
     unconstrained one; when its tables (the working ones and those kept for
     the read-back, 8 bytes an entry) need more than ``max_memory_gb``,
-    :class:`MemoryBudgetExceeded` says how much.  Returns ``({query variable:
-    state label}, log P(q, e))``; for a factor model the log-probability is of
-    the normalised distribution.
+    :class:`MemoryBudgetExceeded` says how much.  Returns an optimal
+    :class:`~twlib.inference.results.MPEResult` whose ``assignment`` maps each
+    query variable to its state label and whose ``log_value`` is
+    ``log P(q, e)``; for a factor model the log-probability is of the
+    normalised distribution.
 
     >>> from twlib.datasets import load_network
-    >>> best, log_p = marginal_map(load_network("asia"), ["lung", "bronc"], {"dysp": "yes"})
-    >>> best, round(log_p, 4)
+    >>> res = marginal_map(load_network("asia"), ["lung", "bronc"], {"dysp": "yes"})
+    >>> res.assignment, round(res.log_value, 4)
     ({'lung': 'no', 'bronc': 'yes'}, -1.0929)
     """
     normalised = isinstance(model, BayesianNetwork)
@@ -119,7 +122,8 @@ def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
     for v, scope, table in reversed(kept):
         index = tuple(best[u] if u != v else slice(None) for u in scope)
         best[v] = int(np.argmax(table[index]))
-    return {q: model.states(q)[best[q]] for q in query}, float(log_p)
+    return MPEResult.exact({q: model.states(q)[best[q]] for q in query}, log_p,
+                           "variable elimination")
 
 
 def _eliminate(factors, order, maximise=frozenset()):

@@ -16,6 +16,7 @@ from ..errors import InputError, WrongType
 from ..network import BayesianNetwork
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
+from .results import Marginals
 
 __all__ = ["intervene", "do_posteriors", "check_do_apart"]
 
@@ -57,8 +58,10 @@ def check_do_apart(do, evidence) -> None:
 
 
 def do_posteriors(net, do, evidence=None, variables=None, *, soft_evidence=None,
-                  max_memory_gb: float = 4.0) -> dict:
-    """``{variable: P(variable | do, evidence)}``, exact, on the mutilated network.
+                  max_memory_gb: float = 4.0) -> Marginals:
+    """``P(variable | do, evidence)`` for every variable (or those in
+    ``variables``), exact, on the mutilated network, as :class:`Marginals`
+    (read as ``{variable: posterior}``).
 
     A variable may not be both intervened on and observed: conditioning on the
     value you set is meaningless, so that raises InputError.

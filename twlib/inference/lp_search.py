@@ -33,7 +33,8 @@ import numba as nb
 import numpy as np
 
 from ..heaps import heap_pop, heap_push
-from .andor import slack, tables_total
+from .engine import Engine
+from .flat import slack, tables_total
 from .cost_shifting import (branching_variable, conditioned_bound, rounded_assignment,
                             star_incidence)
 
@@ -46,11 +47,11 @@ _LP_NODES = 1 << 20
 
 def lp_arrays(tab, count: int, n_vars: int, sweeps: int):
     """What a compiled search needs to bound a partial assignment by MPLP on the
-    first ``count`` flat tables of ``tab`` (:func:`twlib.inference.andor.flat_tables`):
+    first ``count`` flat tables of ``tab`` (:func:`twlib.inference.flat.flat_tables`):
     ``(fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot,
     sweeps, trial)``, with ``fixed`` a clear mask and ``work``, ``trial`` scratch.
 
-    >>> from twlib.inference.andor import flat_tables
+    >>> from twlib.inference.flat import flat_tables
     >>> lp = lp_arrays(flat_tables([((0, 1), np.zeros((2, 3)))]), 1, 2, 10)
     >>> lp[4].tolist(), len(lp[5])
     ([6], 6)
@@ -79,31 +80,38 @@ def round_into_incumbent(assign, lp, tab, arity, scalars, best):
     return True
 
 
-class LPSearch:
-    """The search's state in flat arrays, so that it can stop and resume.
+class LPSearch(Engine):
+    """The search's state in flat arrays, so that it can stop and resume: an
+    engine of the portfolio (:mod:`twlib.inference.engine`).
 
     ``lp`` is :func:`lp_arrays` of ``tab``, ``arity`` the variables' numbers of
-    states; ``scalars[0]`` (the incumbent's value) and ``best`` (its assignment)
-    are shared with the other searches of the same run, so an incumbent found by
-    any of them prunes here and the other way round.
+    states, ``root_bound`` a proved upper bound at the root; ``scalars[0]``
+    (the incumbent's value) and ``best`` (its assignment) are shared with the
+    other searches of the same run, so an incumbent found by any of them prunes
+    here and the other way round.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree, mini_buckets
-    >>> from twlib.inference.andor import flat_tables
+    >>> from twlib.inference.flat import flat_tables
     >>> net = load_network("asia")
-    >>> mb = mini_buckets(net, 2, {"dysp": "yes"}, mplp_seconds=1)
+    >>> mb = mini_buckets(net, 2, {"dysp": "yes"}, mplp_time_limit=1)
     >>> tab = flat_tables(mb.tables)
     >>> lp = lp_arrays(tab, mb.originals, len(mb.arity), 50)
-    >>> search = LPSearch(lp, tab, mb.arity, np.array([-np.inf]), np.zeros(8, dtype=np.int64))
-    >>> search.reset(mb.bound)
+    >>> search = LPSearch(lp, tab, mb.arity, np.array([-np.inf]), np.zeros(8, dtype=np.int64),
+    ...                   root_bound=mb.bound)
     >>> while not search.finished:
     ...     _ = search.run(10)
-    >>> round(search.incumbent - JunctionTree(net).mpe({"dysp": "yes"})[1], 9)
+    >>> round(search.incumbent - JunctionTree(net).mpe({"dysp": "yes"}).log_value, 9)
     0.0
     """
 
-    def __init__(self, lp, tab, arity, scalars, best, *, capacity: int = _LP_NODES):
+    name = "lp"
+    FINISHED = 3
+
+    def __init__(self, lp, tab, arity, scalars, best, *, root_bound: float = np.inf,
+                 capacity: int = _LP_NODES):
         self.lp, self.tab = lp, tab
+        self.root_bound = root_bound
         self.arity = np.asarray(arity, dtype=np.int64)
         self.scalars, self.best = scalars, best
         self.assign = np.zeros(len(self.arity), dtype=np.int64)
@@ -114,19 +122,14 @@ class LPSearch:
                      np.empty(capacity, dtype=np.int64))
         # nodes, heap size, nodes bounded, finished, store full
         self.state = np.zeros(5, dtype=np.int64)
+        self.reset()
 
-    def reset(self, bound: float) -> None:
-        """Back to the root alone, of upper bound ``bound`` (the incumbent is the
-        caller's)."""
+    def reset(self) -> None:
+        """Back to the root alone (the incumbent is the caller's)."""
         self.state[:] = 0
         self.node_parent[0], self.node_var[0], self.node_value[0] = -1, -1, 0
-        self.state[1] = heap_push(*self.heap, 0, -bound, 0, 0)
+        self.state[1] = heap_push(*self.heap, 0, -self.root_bound, 0, 0)
         self.state[0] = 1
-
-    @property
-    def finished(self) -> bool:
-        """Whether no open node can beat the incumbent (it is optimal)."""
-        return bool(self.state[3])
 
     @property
     def stalled(self) -> bool:
@@ -134,11 +137,7 @@ class LPSearch:
         return bool(self.state[4])
 
     @property
-    def incumbent(self) -> float:
-        return float(self.scalars[0])
-
-    @property
-    def tests(self) -> int:
+    def work_done(self) -> int:
         """How many nodes have been bounded by MPLP since the reset."""
         return int(self.state[2])
 

@@ -35,15 +35,12 @@ from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import as_factor_model
 from ..graphs import elimination_order
 from .cost_shifting import mplp
+from .costs import MESSAGE_BYTES_PER_SECOND, check_memory_budget
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
-           "check_memory_budget", "message_bytes", "largest_i_bound", "log_tables", "default_order",
+           "message_bytes", "largest_i_bound", "log_tables", "default_order",
            "affordable_i_bound", "TASKS"]
-
-# Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
-# reference machine): what sizes the i-bound to a time limit
-MESSAGE_BYTES_PER_SECOND = 2e8
 
 #: What a mini-bucket pass bounds: the MPE value (``"max"``), log Z or log P(e)
 #: from above (``"sum"``) or from below (``"sum-lower"``).
@@ -121,10 +118,10 @@ class ShiftedTables:
     closed: np.ndarray | None = None
 
 
-def shifted_tables(model, evidence=None, *, order=None, mplp_seconds: float = 1.0
+def shifted_tables(model, evidence=None, *, order=None, mplp_time_limit: float = 1.0
                    ) -> ShiftedTables:
     """The tables a max-product pass starts from, shifted by MPLP for at most
-    ``mplp_seconds`` (:func:`twlib.inference.cost_shifting.mplp`); pass them to
+    ``mplp_time_limit`` (:func:`twlib.inference.cost_shifting.mplp`); pass them to
     :func:`mini_buckets` to compute its messages from them.
 
     >>> from twlib.datasets import load_network
@@ -132,19 +129,19 @@ def shifted_tables(model, evidence=None, *, order=None, mplp_seconds: float = 1.
     >>> len(shifted.tables), bool(shifted.lp_bounds[-1] <= shifted.lp_bounds[0])
     (8, True)
     """
-    if not mplp_seconds >= 0:
-        raise InputError(f"mplp_seconds must be >= 0, got {mplp_seconds!r}")
+    if not mplp_time_limit >= 0:
+        raise InputError(f"mplp_time_limit must be >= 0, got {mplp_time_limit!r}")
     tables, arity, ev, order = _prepared(model, evidence, order)
     lp_bounds, closed = np.array([np.inf]), None
-    if mplp_seconds > 0:
-        tables, lp_bounds, closed = mplp(tables, arity, seconds=mplp_seconds, decode=True)
+    if mplp_time_limit > 0:
+        tables, lp_bounds, closed = mplp(tables, arity, time_limit=mplp_time_limit, decode=True)
     return ShiftedTables(tables=tables, arity=arity, evidence=ev, order=order,
                          lp_bounds=lp_bounds, closed=closed)
 
 
 def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", order=None,
                  moment_matching: bool = True, max_memory_gb: float = 4.0,
-                 mplp_seconds: float = 0.0, shifted: ShiftedTables | None = None
+                 mplp_time_limit: float = 0.0, shifted: ShiftedTables | None = None
                  ) -> MiniBuckets:
     """Mini-bucket elimination MBE(i) on a Bayesian network or factor model.
 
@@ -153,17 +150,17 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     the induced width plus one is exact elimination.  ``task`` is one of
     :data:`TASKS`; ``order`` an elimination order of variable names (default
     min-fill on the interaction graph after the evidence).  MemoryBudgetExceeded
-    when the messages would pass ``max_memory_gb``.  With ``mplp_seconds`` (task
+    when the messages would pass ``max_memory_gb``.  With ``mplp_time_limit`` (task
     ``"max"`` only) the tables are first reparameterised by MPLP for at most that
     long (:func:`twlib.inference.cost_shifting.mplp`), and the bound is the
     smaller of the LP bound and the mini-buckets'.  ``shifted``
     (:func:`shifted_tables` of the same model and evidence) gives those tables
-    instead, and then ``order`` and ``mplp_seconds`` are not used.
+    instead, and then ``order`` and ``mplp_time_limit`` are not used.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
     >>> net = load_network("asia")
-    >>> exact = JunctionTree(net).mpe({"dysp": "yes"})[1]
+    >>> exact = JunctionTree(net).mpe({"dysp": "yes"}).log_value
     >>> mini_buckets(net, 2, {"dysp": "yes"}).bound >= exact
     True
     >>> round(mini_buckets(net, 8, {"dysp": "yes"}).bound - exact, 9)
@@ -173,11 +170,11 @@ def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", 
     if task not in TASKS:
         raise InputError(f"task must be one of {TASKS}, got {task!r}")
     check_memory_budget(max_memory_gb)
-    if not mplp_seconds >= 0 or (mplp_seconds > 0 and task != "max"):
-        raise InputError(f"mplp_seconds must be >= 0 and is for the task 'max' only, got "
-                         f"{mplp_seconds!r} with task {task!r}")
+    if not mplp_time_limit >= 0 or (mplp_time_limit > 0 and task != "max"):
+        raise InputError(f"mplp_time_limit must be >= 0 and is for the task 'max' only, got "
+                         f"{mplp_time_limit!r} with task {task!r}")
     if shifted is None:
-        shifted = shifted_tables(model, evidence, order=order, mplp_seconds=mplp_seconds)
+        shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=mplp_time_limit)
     elif task != "max":
         raise InputError(f"shifted tables are for the task 'max' only, got {task!r}")
     tables, arity, ev, order = (list(shifted.tables), shifted.arity, shifted.evidence,
@@ -229,19 +226,7 @@ def check_i_bound(i_bound) -> None:
         raise InputError(f"the i-bound must be an integer >= 1, got {i_bound!r}")
 
 
-def check_memory_budget(max_memory_gb) -> None:
-    """InputError unless ``max_memory_gb`` is positive.
-
-    >>> check_memory_budget(0)
-    Traceback (most recent call last):
-    ...
-    twlib.errors.InputError: max_memory_gb must be positive, got 0
-    """
-    if not max_memory_gb > 0:
-        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")
-
-
-def message_bytes(model, i_bound: int, evidence=None, order=None) -> int:
+def message_bytes(model, i_bound: int, evidence=None, *, order=None) -> int:
     """Bytes the messages of MBE(``i_bound``) would take, from their scopes alone.
 
     >>> from twlib.datasets import load_network
@@ -265,8 +250,9 @@ def default_order(model, evidence=None) -> list:
     return [model.variables[v] for v in order]
 
 
-def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30, order=None) -> int:
-    """The largest i-bound (at most ``cap``, at least 1) whose messages fit ``memory_gb``
+def largest_i_bound(model, evidence, max_memory_gb: float, *, cap: int = 30,
+                    order=None) -> int:
+    """The largest i-bound (at most ``cap``, at least 1) whose messages fit ``max_memory_gb``
     along ``order`` (names; default :func:`default_order`).
 
     >>> from twlib.datasets import load_network
@@ -278,23 +264,24 @@ def largest_i_bound(model, evidence, memory_gb: float, cap: int = 30, order=None
     low, high = 1, cap
     while low < high:
         mid = (low + high + 1) // 2
-        if _plan(scopes, arity, order, mid)[0] <= memory_gb * 2**30:
+        if _plan(scopes, arity, order, mid)[0] <= max_memory_gb * 2**30:
             low = mid
         else:
             high = mid - 1
     return low
 
 
-def affordable_i_bound(model, evidence, memory_gb: float, seconds: float, order=None) -> int:
-    """The largest i-bound whose messages fit ``memory_gb`` and take about
-    ``seconds`` to compute.
+def affordable_i_bound(model, evidence, max_memory_gb: float, time_limit: float, *,
+                       order=None) -> int:
+    """The largest i-bound whose messages fit ``max_memory_gb`` and take about
+    ``time_limit`` seconds to compute.
 
     >>> from twlib.datasets import load_network
     >>> affordable_i_bound(load_network("alarm"), {}, 1.0, 10.0) >= 5
     True
     """
-    affordable = MESSAGE_BYTES_PER_SECOND * seconds / 2**30
-    return largest_i_bound(model, evidence, min(memory_gb, affordable), order=order)
+    affordable = MESSAGE_BYTES_PER_SECOND * time_limit / 2**30
+    return largest_i_bound(model, evidence, min(max_memory_gb, affordable), order=order)
 
 
 def _plan(scopes, arity, order, i_bound):

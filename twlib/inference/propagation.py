@@ -19,22 +19,16 @@ an upper bound: Larrosa & Schiex 2004) and reduced-cost filtering in
 constraint programming (Focacci, Lodi & Milano 1999), on the tables MPLP
 shifted once at the root rather than shifted again at every node.
 
-On instances that are satisfaction problems with a few soft costs on top (the
-UAI 2014 ``wcsp`` instances: forbidden pairs at probability 1e-4, a preference
-on single values), the LP bound is loose, but as soon as an incumbent respects
-every hard pair the forbidden pairs cost more than the gap and are removed as
-zeros, and the search becomes constraint satisfaction with propagation.
+On the UAI 2014 ``wcsp`` instances the LP bound is loose, but once an incumbent
+respects every hard pair the forbidden pairs cost more than the gap and go.
 
 Propagation is strongest when the value to beat is close to the optimum, and
-the first incumbents are usually far below it.  So the search beats a *target*
-instead while the target is above the incumbent: the first lies 1 % below the
-root's bound, and a run that ends without finding anything above it has proved
-that nothing is (the target is the new upper bound); the next target lies
-twice as far below.  A run that does find something has a new incumbent above
-the target, and goes on as plain branch and bound.  This is iterative
-deepening on the value (as IDA* is on the cost; Korf 1985): the runs that
-refute a target are cheap because the target prunes hard, and each lowers the
-proved bound.
+the first incumbents are far below it.  So the search beats a *target* instead
+while the target is above the incumbent: the first lies 1 % below the root's
+bound; a run that finds nothing above it proves the target an upper bound, and
+the next lies twice as far below; a run that finds something goes on as plain
+branch and bound.  This is iterative deepening on the value (as IDA* is on the
+cost; Korf 1985): a run that refutes a target is cheap, since it prunes hard.
 
 The variable assigned next is the one with the fewest values left per unit of
 weight, its weight its number of tables plus the failures it has caused (a
@@ -47,16 +41,16 @@ that removal is propagated before the next value is tried (the branch
 ``x != a``, as toulbar2 and constraint solvers branch).  A removed value makes
 a table's maxima be computed again only when one of them may have been reached
 at that value, and the reduced costs, like the sum of the maxima, are kept up
-to date table by table.  Undo is a trail of
-removed values and of the table maxima saved before they were recomputed, so
-the search can stop after any number of nodes and resume.
+to date table by table.  Undo is a trail of removed values and of the table
+maxima saved before they were recomputed, so the search can stop and resume.
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-from .andor import slack, tables_total
+from .engine import Engine
+from .flat import slack, tables_total
 from .cost_shifting import star_incidence
 
 __all__ = ["PropagationSearch"]
@@ -70,10 +64,11 @@ _LARGEST_STEP = 1e6
 _NEAR = 1e-7
 
 
-class PropagationSearch:
-    """The search's state in flat arrays, so that it can stop and resume.
+class PropagationSearch(Engine):
+    """The search's state in flat arrays, so that it can stop and resume: an
+    engine of the portfolio (:mod:`twlib.inference.engine`).
 
-    ``tab`` are the flat tables (:func:`twlib.inference.andor.flat_tables`),
+    ``tab`` are the flat tables (:func:`twlib.inference.flat.flat_tables`),
     of which the first ``count`` are the model's (shifted); ``scalars[0]`` (the
     incumbent's value) and ``best`` (its assignment) are shared with the other
     searches of the same run.  The undo trail takes at most ``trail_bytes``;
@@ -82,16 +77,18 @@ class PropagationSearch:
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree, mini_buckets
-    >>> from twlib.inference.andor import flat_tables
+    >>> from twlib.inference.flat import flat_tables
     >>> net = load_network("asia")
-    >>> mb = mini_buckets(net, 2, {"dysp": "yes"}, mplp_seconds=1)
+    >>> mb = mini_buckets(net, 2, {"dysp": "yes"}, mplp_time_limit=1)
     >>> search = PropagationSearch(flat_tables(mb.tables), mb.originals, mb.arity,
     ...                            np.array([-np.inf]), np.zeros(8, dtype=np.int64))
     >>> while not search.finished:
     ...     _ = search.run(10)
-    >>> round(search.incumbent - JunctionTree(net).mpe({"dysp": "yes"})[1], 9)
+    >>> round(search.incumbent - JunctionTree(net).mpe({"dysp": "yes"}).log_value, 9)
     0.0
     """
+
+    name = "propagation"
 
     def __init__(self, tab, count: int, arity, scalars, best, *,
                  trail_bytes: float = 2**28):
@@ -190,11 +187,7 @@ class PropagationSearch:
         return bool(self.state[8])
 
     @property
-    def incumbent(self) -> float:
-        return float(self.scalars[0])
-
-    @property
-    def nodes(self) -> int:
+    def work_done(self) -> int:
         return self.counted + int(self.state[3])
 
     def bound(self) -> float:
@@ -275,7 +268,7 @@ def _scan(t, static, work):
     """Table ``t``'s maximum over the entries the domains allow, and its maximum
     at each value of each of its variables."""
     ptr, var, stride, offset, size, values, arity, _, _, k_of_slot = static
-    dom, tmax, mm = work[0], work[3], work[4]
+    dom, mm = work[0], work[4]
     for j in range(ptr[t], ptr[t + 1]):
         mm[k_of_slot[j], :arity[var[j]]] = -np.inf
     top = -np.inf
@@ -526,12 +519,8 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
                 if value > scalars[0]:
                     scalars[0] = value
                     best[:] = assign
-                if level == 0:
-                    state[2] = 1
+                if _back_up(level, state, scalars, target, static, work, levels):
                     break
-                state[0] = level - 1
-                _undo(level_marks[level - 1], state, static, work)
-                _refute(level - 1, state, scalars, target, static, work, levels)
                 state[1] = 1
                 continue
             red = work[5][x]
@@ -552,12 +541,8 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
             continue
         x = level_var[level]
         if level_next[level] == level_count[level]:      # every value tried: back up
-            if level == 0:
-                state[2] = 1
+            if _back_up(level, state, scalars, target, static, work, levels):
                 break
-            state[0] = level - 1
-            _undo(level_marks[level - 1], state, static, work)
-            _refute(level - 1, state, scalars, target, static, work, levels)
             continue
         a = level_order[level, level_next[level]]
         level_next[level] += 1
@@ -579,6 +564,19 @@ def _depth_first(state, scalars, target, best, static, tab, count, work, levels,
             _undo(level_marks[level], state, static, work)
             _refute(level, state, scalars, target, static, work, levels)
     state[3] += nodes
+
+
+@nb.njit(cache=True)
+def _back_up(level, state, scalars, target, static, work, levels):
+    """Return from ``level`` to its parent and refute the parent's value; at the
+    root, end the run instead (and say so)."""
+    if level == 0:
+        state[2] = 1
+        return True
+    state[0] = level - 1
+    _undo(levels[4][level - 1], state, static, work)
+    _refute(level - 1, state, scalars, target, static, work, levels)
+    return False
 
 
 @nb.njit(cache=True)

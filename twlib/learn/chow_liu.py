@@ -81,7 +81,7 @@ def _rooted(tree: nx.Graph, knowledge, root) -> dict:
     return parents
 
 
-def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bic", ess: float = 1.0,
           estimator: str = "bdeu", knowledge=None) -> LearnResult:
     """Learn a Chow-Liu tree network.
 

@@ -298,9 +298,9 @@ def _bic(log_likelihood: float, net: BayesianNetwork, n_rows: int) -> float:
     return log_likelihood - 0.5 * math.log(n_rows) * net.n_parameters
 
 
-def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 20,
-                  parameter_ess: float | None = 1.0, em_iter: int = 30, tol: float = 1e-6,
-                  search_iter: int | None = None, random_state=None, progress: bool = False,
+def structural_em(data, k: int, *, time_limit: float = 60.0, max_iter: int = 20,
+                  parameter_ess: float | None = 1.0, em_max_iter: int = 30, tol: float = 1e-6,
+                  search_max_iter: int | None = None, random_state=None, progress: bool = False,
                   executor=None, knowledge=None) -> LearnResult:
     """Structural EM (Friedman 1998) with the tree-width bound kept: learn a
     network of tree-width at most ``k`` from data with missing cells.
@@ -313,13 +313,13 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     it only when its observed-data BIC (:func:`observed_bic`, exact) is higher,
     so the reported score never goes down.  The search's score is that of a
     sampled completion, not of expected counts; the acceptance test is exact.
-    Stops after two rounds in a row without a gain, ``max_rounds`` or
+    Stops after two rounds in a row without a gain, ``max_iter`` rounds or
     ``time_limit`` seconds of search (:func:`twlib.clock.now`; the first round
     always runs), or at Ctrl-C with the best network so far and status
     ``"interrupted"``.  Data without a missing cell go to
     :func:`~twlib.learn.bounded.learn` as they are.
 
-    ``em_iter`` and ``tol`` bound each refit's EM; ``search_iter`` caps each
+    ``em_max_iter`` and ``tol`` bound each refit's EM; ``search_max_iter`` caps each
     round's hill-climbing runs (so that a run whose time share is not binding
     is reproducible).  ``knowledge`` (:class:`twlib.knowledge.Knowledge`): the
     first network holds its required arcs and every round's search honours it.
@@ -341,9 +341,9 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
     data = _as_incomplete(data)
     check_width_bound(k, data.n_vars)
     check_time_limit(time_limit)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) \
-            or max_rounds < 1:
-        raise InputError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
+            or max_iter < 1:
+        raise InputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if knowledge:
         knowledge.validate(data.names, k)
     if data.n_missing == 0:
@@ -366,8 +366,8 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
                     "kept": True}]
         idle, status = 0, "complete"
         upkeep = 0.0          # the last round's seconds that no clock can cut
-        bar = tqdm(total=max_rounds, unit="round", desc="structural EM", disable=not progress)
-        for round_ in range(1, max_rounds + 1):
+        bar = tqdm(total=max_iter, unit="round", desc="structural EM", disable=not progress)
+        for round_ in range(1, max_iter + 1):
             if clock.interrupted():
                 status = "interrupted"
                 break
@@ -387,12 +387,12 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_rounds: int = 2
             searching = max(0.5, min((left - upkeep) / 2, time_limit / 6))
             search = bounded.learn(completed, k, score="bic", parameter_ess=parameter_ess,
                                    time_limit=searching,
-                                   start=best.parent_map(), max_iter=search_iter,
+                                   start=best.parent_map(), max_iter=search_max_iter,
                                    random_state=rng.integers(2**63), executor=executor,
                                    bound="data-free", knowledge=knowledge)   # no gap needed
             refit_started = clock.now()
             refit = fit_parameters(data, search.network.parent_map(),
-                                   parameter_ess=parameter_ess, max_iter=em_iter, tol=tol,
+                                   parameter_ess=parameter_ess, max_iter=em_max_iter, tol=tol,
                                    init=search.network,
                                    time_limit=max(0.0, deadline - clock.now()))
             # all of the round but the parts a clock cuts: the search's limit, and the refit's

@@ -193,7 +193,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
 
     >>> from twlib.datasets import load_sklearn
     >>> res = solve(ParentSetScores(load_sklearn("wine"), max_parents=2), k=2)
-    >>> res.status, res.width <= 2, res.gap
+    >>> res.status, res.width <= 2, res.gap_percent
     ('optimal', True, 0.0)
     """
     started = clock.now()
@@ -297,7 +297,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                            status=status, stats=stats, parents=parents,
                            elimination_order=[pss.names[v] for v in order],
                            width=elimination_width(graph, order), upper_bound=upper,
-                           gap=relative_gap(best_score, upper), knowledge=pss.knowledge)
+                           gap_percent=relative_gap(best_score, upper), knowledge=pss.knowledge)
 
 
 def _certificate(graph, k) -> list:

@@ -235,14 +235,14 @@ def fas_weights(pss: ParentSetScores, graph: nx.DiGraph) -> dict:
     return weights
 
 
-def min_cost_fas(graph: nx.DiGraph, weights: dict, rng=None) -> set:
+def min_cost_fas(graph: nx.DiGraph, weights: dict, *, random_state=None) -> set:
     """Approximate minimum-cost feedback arc set (Perez Urcia & Maua's algorithm).
 
     While a cycle remains, subtract its lightest weight from all its arcs and
     remove the arcs that reach zero into F; then put back every arc of F that
     does not close a cycle.  Cycles are searched from a random node.
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_state)
     g = graph.copy()
     w = dict(weights)
     removed = []
@@ -334,7 +334,7 @@ def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
         if method == "dfs":
             names = _dfs_order(graph, rng)
         else:
-            fas = min_cost_fas(graph, weights, rng)
+            fas = min_cost_fas(graph, weights, random_state=rng)
             dag = graph.copy()
             dag.remove_edges_from(fas)
             names = _random_topological_order(dag, rng)

@@ -338,7 +338,7 @@ def _order_from_construction(ktree: nx.Graph) -> list:
     return list(root) + [x for x, _ in steps]
 
 
-def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bdeu", ess: float = 1.0,
+def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bic", ess: float = 1.0,
                       method: str = "auto", restarts: int = 20, max_swaps: int | None = None,
                       random_state=None, exact_max_vars: int = 16,
                       knowledge=None) -> LearnResult:
@@ -400,7 +400,7 @@ def _check_learn(data, k, ktree_search, time_limit):
         raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
 
 
-def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bdeu", ess: float = 1.0,
+def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           time_limit: float = 600.0, max_iter: int = 100, ktree_search: str = "guided",
           dag_method: str = "auto", restarts: int = 20, random_state=None,
           progress: bool = False, knowledge=None) -> LearnResult:

@@ -53,7 +53,7 @@ def _learner(name: str):
     return importlib.import_module(f"{__package__}.{name}")
 
 
-def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
+def learn_by_name(X, k: int, *, method: str = "auto", score: str = "bic",
                   ess: float = 1.0, parameter_ess: float | None = 1.0,
                   time_limit: float = 60.0, max_iter: int | None = None, random_state=None,
                   progress: bool = False, missing: str = "em", executor=None,
@@ -79,35 +79,35 @@ def learn_by_name(X, k: int, *, method: str = "auto", criterion: str = "bic",
         if method not in ("auto", "bounded"):
             raise InputError(f"method {method!r} needs complete data; data with "
                              "missing cells are learned by method 'bounded' (structural EM)")
-        if criterion != "bic":
-            raise InputError(f"structural EM scores by the observed-data BIC; criterion "
-                             f"{criterion!r} needs complete data")
+        if score != "bic":
+            raise InputError(f"structural EM scores by the observed-data BIC; score "
+                             f"{score!r} needs complete data")
         res = _learner("em").structural_em(
-            data, k, time_limit=time_limit, parameter_ess=parameter_ess, search_iter=max_iter,
+            data, k, time_limit=time_limit, parameter_ess=parameter_ess, search_max_iter=max_iter,
             random_state=random_state, progress=progress, executor=executor,
             knowledge=knowledge)
     elif method in ("auto", "bounded"):
         res = _learner("bounded").learn(
-            data, k, score=criterion, ess=ess, parameter_ess=parameter_ess,
+            data, k, score=score, ess=ess, parameter_ess=parameter_ess,
             time_limit=time_limit, max_iter=max_iter, random_state=random_state,
             progress=progress, executor=executor, knowledge=knowledge)
     elif method == "ktree":
-        res = _learner("ktree").learn(data, k, score=criterion, ess=ess, time_limit=time_limit,
+        res = _learner("ktree").learn(data, k, score=score, ess=ess, time_limit=time_limit,
                                       random_state=random_state, progress=progress,
                                       knowledge=knowledge)
     elif method == "chow_liu":
         if k != 1:
             raise InputError(f"a Chow-Liu tree has tree-width 1; got k={k}")
-        res = _learner("chow_liu").learn(data, score=criterion, ess=ess, knowledge=knowledge)
+        res = _learner("chow_liu").learn(data, score=score, ess=ess, knowledge=knowledge)
     elif method == "lpacjt":
         if parameter_ess is None:
             raise InputError("lpacjt smooths its marginals: parameter_ess must be > 0")
         res = _learner("thin_jt").learn(data, k, ess=parameter_ess, progress=progress)
     elif method == "ilp":
-        res = _learner("ilp").learn(data, score=criterion, ess=ess, k=k, time_limit=time_limit,
+        res = _learner("ilp").learn(data, score=score, ess=ess, k=k, time_limit=time_limit,
                                     executor=executor, knowledge=knowledge)
     else:
-        res = _learner("order_graph").learn(data, score=criterion, ess=ess, max_parents=k,
+        res = _learner("order_graph").learn(data, score=score, ess=ess, max_parents=k,
                                             knowledge=knowledge)
     if res.width is None:          # order_graph, or a bound k >= n - 1 that binds nothing
         res.width, res.elimination_order = treewidth_upper_bound(

@@ -25,8 +25,10 @@ class LearnResult:
     score : float
         The structure score that was maximised (its name in ``stats["score"]``).
     status : str
-        ``"optimal"``, ``"complete"`` (a heuristic ran to its end),
-        ``"time_limit"`` or ``"node_limit"``.
+        ``"optimal"`` (proved), ``"complete"`` (a heuristic ran to its end),
+        ``"time_limit"``, ``"node_limit"``, ``"gap_limit"`` (stopped once
+        ``gap_percent`` fell below the gap asked for) or ``"interrupted"``
+        (Ctrl-C).
     stats : dict
         Search statistics (time in seconds under ``"seconds"``, counts, ...).
     parents : dict
@@ -38,10 +40,11 @@ class LearnResult:
         The learner's own model where it is not a network in the first place
         (LPACJT's :class:`~twlib.learn.thin_jt.ThinJunctionTree`); ``network``
         then holds the same distribution as a Bayesian network.
-    upper_bound, gap
+    upper_bound, gap_percent
         For learners that prove one: a score no admissible network exceeds, and
         the distance of ``score`` from it in percent of ``|score|`` (as MIP
-        solvers report a relative gap).
+        solvers report a relative gap; inference reports ``log_gap``, a
+        difference of logs).
     knowledge
         The :class:`~twlib.knowledge.Knowledge` the learner honoured, or None;
         ``parents`` is checked against it when the record is made, as ``width``
@@ -57,7 +60,7 @@ class LearnResult:
     width: int | None = None
     ktree: object | None = None
     upper_bound: float | None = None
-    gap: float | None = None
+    gap_percent: float | None = None
     model: object | None = None
     knowledge: object | None = None
 

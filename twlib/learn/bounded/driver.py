@@ -338,4 +338,4 @@ def _result(data, best, k, score, parameter_ess, bound, status, started, knowled
     stats["seconds"] = clock.now() - started       # all of the call after the checks
     return LearnResult(network=network, score=value, status=status, stats=stats,
                        parents=parents, elimination_order=order_names, width=width,
-                       upper_bound=bound, gap=gap, knowledge=knowledge)
+                       upper_bound=bound, gap_percent=gap, knowledge=knowledge)

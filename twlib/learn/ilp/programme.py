@@ -416,7 +416,7 @@ STATUSES = {"optimal": "optimal", "timelimit": "time_limit", "gaplimit": "gap_li
 
 def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.0,
           start: dict | None = None, gap_limit: float = 0.0, exact_separation: bool = True,
-          relaxation_share: float = 0.1, verbose: bool = False, threads: int = 1,
+          relaxation_share: float = 0.1, progress: bool = False, threads: int = 1,
           solver_params: dict | None = None, helper_share: float = 0.4,
           relaxation: dict | None = None) -> LearnResult:
     """The optimal network over the candidate sets of ``pss``, by branch and cut.
@@ -454,6 +454,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         the branch and cut runs over its columns and the start's families
         alone (``stats["restricted"]``); the relaxation's bound, which holds
         over every family, is the one reported.
+    progress : bool
+        Show SCIP's log as it solves.
     solver_params : dict, optional
         SCIP parameters to set, such as ``{"separating/maxroundsroot": 50}``.
     helper_share : float
@@ -516,13 +518,13 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         if restricted:
             return _solve_restricted(pss, fam, relaxation, start_rows, started, k=k,
                                      time_limit=time_limit, gap_limit=gap_limit,
-                                     exact_separation=exact_separation, verbose=verbose,
+                                     exact_separation=exact_separation, progress=progress,
                                      threads=threads, solver_params=solver_params)
         dp_seconds = _DP_SECONDS_AT_22 * 2.0 ** (n - 22)
         unbounded = None
         if k is not None and n <= _DP_BOUND_VARS and dp_seconds <= 0.25 * time_limit:
             unbounded = order_graph.dp(pss)
-        if not verbose:
+        if not progress:
             model.hideOutput()
         model.setParam("limits/gap", float(gap_limit))
         model.setParam("parallel/maxnthreads", int(threads))
@@ -643,7 +645,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         stats["root_gap"] = relative_gap(score, stats["root_bound"])
         return LearnResult(network=fit_to_scores(pss, parents, "ilp"), score=score, status=status,
                            stats=stats, parents=parents, elimination_order=order, width=width,
-                           upper_bound=bound, gap=relative_gap(score, bound),
+                           upper_bound=bound, gap_percent=relative_gap(score, bound),
                            knowledge=pss.knowledge)
 
 
@@ -693,7 +695,7 @@ def _solve_restricted(pss, fam, relaxation, start_rows, started, *, k, time_limi
              "relaxation": _relaxation_stats(relaxation)}
     return LearnResult(network=res.network, score=res.score, status=status, stats=stats,
                        parents=res.parents, elimination_order=res.elimination_order,
-                       width=res.width, upper_bound=bound, gap=gap, knowledge=res.knowledge)
+                       width=res.width, upper_bound=bound, gap_percent=gap, knowledge=res.knowledge)
 
 
 class _Helper:
@@ -874,7 +876,7 @@ def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
 def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
           max_parents: int | None = None, k: int | None = None, time_limit: float = 60.0,
           start="auto", gap_limit: float = 0.0, relaxation_share: float = 0.1,
-          verbose: bool = False, executor=None, knowledge=None) -> LearnResult:
+          progress: bool = False, executor=None, knowledge=None) -> LearnResult:
     """The optimal network from data, proved by integer programming (SCIP).
 
     Scores the candidate parent sets of in-degree ``<= max_parents``
@@ -939,7 +941,7 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
             start = _auto_start(data, pss, k, score, ess, time_limit, knowledge)
         left = max(time_limit - (clock.now() - started), 1.0)
         res = solve(pss, k=k, time_limit=left, start=start, gap_limit=gap_limit,
-                    relaxation_share=relaxation_share, verbose=verbose)
+                    relaxation_share=relaxation_share, progress=progress)
         res.stats["scoring_seconds"] = scoring
         res.stats["seconds"] = clock.now() - started
         return res

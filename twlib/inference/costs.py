@@ -1,0 +1,75 @@
+"""What the inference methods cost, and the checks of a memory budget.
+
+Every rate the routers (:mod:`twlib.inference.routing`) and the methods
+decide by is here, measured on this project's reference machine: whether a
+junction tree is tried, how large an i-bound a time limit affords, how long a
+conditioned run takes, how a batch is cut.  The module imports no other
+method, so each of them can read it.
+
+>>> tables_gib(2**27, 0)
+1.0
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+
+__all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_PER_SECOND",
+           "FAR_OVER", "SEARCH_SHARE_OF_TREE", "MESSAGE_BYTES_PER_SECOND",
+           "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "WORK_ENTRIES",
+           "FUSED_FROM_ENTRIES"]
+
+# Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
+# a tree that would take longer than the time limit is not tried
+TREE_ENTRIES_PER_SECOND = 1e7
+# A tree whose greedy orders need this many times the entries that fit is not
+# looked at further: better orders shrink it by small factors
+FAR_OVER = 1e3
+# A prepared search either proves a few-variable evidence set in a small fraction
+# of the tree's time or thrashes for far longer than the tree; a quarter of the
+# tree's time catches the first kind and caps the loss on the second at 1.25x
+SEARCH_SHARE_OF_TREE = 0.25
+# Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
+# reference machine): what sizes the i-bound to a time limit
+MESSAGE_BYTES_PER_SECOND = 2e8
+# Clique-table entries a conditioned run fills per second, and its fixed cost per
+# factor (slicing it and placing it in its clique), measured on the UAI MAR
+# instances (ObjectDetection_13, Grids_11); they decide whether conditioning is
+# expected to fit the time limit
+CONDITIONED_ENTRIES_PER_SECOND = 4e7
+SECONDS_PER_FACTOR = 3e-5
+# A batch is cut so that one clique table of it stays about this size
+WORK_ENTRIES = 1 << 20
+# From this table size (times the batch) messages are fused einsums
+FUSED_FROM_ENTRIES = 1 << 14
+
+
+def tables_gib(entries, largest) -> float:
+    """GiB a junction tree's tables take: every clique table (8 bytes an entry)
+    plus two working copies of the largest.
+
+    >>> tables_gib(2**27, 2**26)
+    2.0
+    """
+    return 8 * (entries + 2 * largest) / 2**30
+
+
+def tree_budget_gb(max_memory_gb: float, time_limit: float) -> float:
+    """The memory a junction tree may take: the budget given, and no more
+    tables than can be filled within ``time_limit``.
+
+    >>> tree_budget_gb(4.0, 1.0) < 4.0
+    True
+    """
+    return min(max_memory_gb, 8 * TREE_ENTRIES_PER_SECOND * time_limit / 2**30)
+
+
+def check_memory_budget(max_memory_gb) -> None:
+    """InputError unless ``max_memory_gb`` is positive.
+
+    >>> check_memory_budget(0)
+    Traceback (most recent call last):
+    ...
+    twlib.errors.InputError: max_memory_gb must be positive, got 0
+    """
+    if not max_memory_gb > 0:
+        raise InputError(f"max_memory_gb must be positive, got {max_memory_gb!r}")

@@ -1,0 +1,105 @@
+"""Log tables in flat arrays, the form every compiled search reads.
+
+A list of ``(scope, log table)`` pairs becomes five arrays
+``(ptr, var, stride, offset, values)`` (:func:`flat_tables`), so that a
+compiled loop can look up table ``t`` at an assignment without Python objects:
+the dive, the AND/OR search, MPLP, the LP search, the propagation search and
+the local search all share one such copy of the shifted tables and messages.
+Lists of integers (the tables around a variable, the children of a node) are
+flattened the same way (:func:`flat_lists`).
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+__all__ = ["flat_tables", "flat_lists", "table_value", "tables_sum", "tables_total", "slack",
+           "sort_best_first"]
+
+# Two values closer than this (relative) are not told apart when pruning: the
+# heuristic and the search add the same logs in different orders
+_TOLERANCE = 1e-9
+
+
+def flat_tables(tables):
+    """``(scope, log table)`` pairs as flat arrays for compiled lookups,
+    ``(ptr, var, stride, offset, values)``: table ``t`` has variables
+    ``var[ptr[t]:ptr[t + 1]]`` with those strides, from ``offset[t]`` in ``values``.
+
+    >>> tab = flat_tables([((0, 1), np.arange(4.0).reshape(2, 2))])
+    >>> float(table_value(0, np.array([1, 0]), tab))
+    2.0
+    """
+    ptr, var, stride, offset, total = [0], [], [], [], 0
+    for scope, values in tables:
+        shape = np.shape(values)
+        var.extend(scope)
+        stride.extend(math.prod(shape[k + 1:]) for k in range(len(shape)))
+        ptr.append(len(var))
+        offset.append(total)
+        total += math.prod(shape)
+    flat = np.empty(total)
+    for (_, values), start in zip(tables, offset):      # one copy: the messages can be large
+        flat[start:start + np.size(values)] = np.ravel(values)
+    return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
+            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
+
+
+@nb.njit(cache=True)
+def table_value(t, assign, tab):
+    """The value of flat table ``t`` at ``assign`` (``tab`` from :func:`flat_tables`)."""
+    ptr, var, stride, offset, values = tab
+    index = offset[t]
+    for j in range(ptr[t], ptr[t + 1]):
+        index += assign[var[j]] * stride[j]
+    return values[index]
+
+
+@nb.njit(cache=True)
+def sort_best_first(scores, labels, row, k):
+    """Sort ``scores[row, :k]`` in decreasing order, ``labels`` alongside (insertion
+    sort: a variable's few values)."""
+    for i in range(1, k):
+        sv, lv = scores[row, i], labels[row, i]
+        j = i - 1
+        while j >= 0 and scores[row, j] < sv:
+            scores[row, j + 1] = scores[row, j]
+            labels[row, j + 1] = labels[row, j]
+            j -= 1
+        scores[row, j + 1] = sv
+        labels[row, j + 1] = lv
+
+
+def flat_lists(lists):
+    """Lists of integers as ``(ptr, ids)``: list ``k`` is ``ids[ptr[k]:ptr[k + 1]]``."""
+    ptr = np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
+    return ptr, np.array([t for x in lists for t in x], dtype=np.int64)
+
+
+@nb.njit(cache=True)
+def tables_sum(csr, v, assign, tab):
+    """The sum of the flat tables of list ``v`` of ``csr`` (from :func:`flat_lists`)
+    at ``assign``."""
+    ptr, ids = csr
+    s = 0.0
+    for j in range(ptr[v], ptr[v + 1]):
+        s += table_value(ids[j], assign, tab)
+    return s
+
+
+@nb.njit(cache=True)
+def tables_total(assign, count, tab):
+    """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
+    total = 0.0
+    for t in range(count):
+        total += table_value(t, assign, tab)
+    return total
+
+
+@nb.njit(cache=True)
+def slack(t):
+    """How far above ``t`` a value may be and still count as ``t`` (0 when ``t``
+    is infinite)."""
+    return _TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0

@@ -1,0 +1,276 @@
+"""Many evidence sets at once: batched posteriors, MPE, ``P(e)``, expected counts, samples.
+
+Sets are cut into chunks so that one clique table of a chunk stays about
+:data:`~twlib.inference.costs.WORK_ENTRIES` entries, and the chunks go to an
+executor (:mod:`twlib.parallel`) when one is given, the tree sent once per
+worker.  Expected counts and imputation (EM, structural EM) run here.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ...errors import InputError, UnknownName
+from ...factors import ZeroEvidenceError
+from ...parallel import blocks, run_tasks, task_count
+from .. import costs
+from .structure import per_set_normalised
+
+__all__ = ["Batches"]
+
+
+class Batches:
+    """The batches part of :class:`~twlib.inference.junction_tree.JunctionTree`."""
+
+    def _chunk(self, chunk):
+        return chunk or max(1, costs.WORK_ENTRIES // max(t.size for t in self.tables))
+
+    def _run_chunks(self, task, evidence_sets, extra, chunk, executor, progress, desc) -> list:
+        """``task(tree, group, *extra)`` over the groups of chunks of the evidence
+        sets (see :func:`twlib.parallel.run_tasks`), with a tqdm bar over the sets
+        when ``progress``; each answer's second item has one entry per set."""
+        bar = tqdm(total=len(evidence_sets), unit="set", desc=desc, disable=not progress)
+        answers = run_tasks(executor, task, self,
+                            [(group, *extra)
+                             for group in self._chunk_groups(evidence_sets, chunk, executor)],
+                            progress=lambda answer: bar.update(len(answer[1])))
+        bar.close()
+        return answers
+
+    def _chunk_groups(self, evidence_sets, chunk, executor) -> list:
+        """The evidence sets cut into chunks, the chunks grouped into tasks: one
+        chunk per task in this process (so progress shows per chunk), else as
+        :func:`twlib.parallel.task_count` says."""
+        chunk = self._chunk(chunk)
+        parts = [evidence_sets[i:i + chunk] for i in range(0, len(evidence_sets), chunk)]
+        return blocks(parts, len(parts) if executor is None else task_count(executor))
+
+    def posteriors_batch(self, evidence_sets, *, chunk: int | None = None, variables=None,
+                         progress: bool = False, executor=None):
+        """Posteriors for many evidence sets at once.
+
+        Returns ``(posteriors, log_pe)``: ``posteriors[v]`` has shape
+        ``(len(evidence_sets), r_v)`` (an observed variable gets its indicator)
+        and ``log_pe`` the natural log of ``P(e)`` per set.  ``variables``
+        limits the answer (and the work) to those variables.  Sets are processed
+        in chunks so that one clique table of a chunk holds about a million
+        entries; ``progress=True`` shows a tqdm bar over the sets.  With an
+        ``executor`` (see :mod:`twlib.parallel`) the chunks are shared out among
+        its workers, the tree sent once per worker; the answers are the same.
+
+        >>> from twlib.inference import JunctionTree
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> posts, log_pe = jt.posteriors_batch([{}, {"smoke": "yes"}], variables=["lung"])
+        >>> posts["lung"].round(3).tolist(), log_pe.round(3).tolist()
+        ([[0.055, 0.945], [0.1, 0.9]], [0.0, -0.693])
+        """
+        evidence_sets = list(evidence_sets)
+        if not evidence_sets:
+            raise InputError("no evidence sets given")
+        variables = self._asked(variables)
+        answers = self._run_chunks(_posteriors_of_parts, evidence_sets, (variables,), chunk,
+                                   executor, progress, "posteriors")
+        return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
+                np.concatenate([a[1] for a in answers]))
+
+    def mpe_batch(self, evidence_sets, *, chunk: int | None = None, progress: bool = False,
+                  executor=None, allow_zero: bool = False):
+        """The most probable explanation of each evidence set: the complete
+        assignment ``x`` (observed variables at their states) that maximises
+        ``P(x, e)``, by max-product on the tree.
+
+        Returns ``(states, log_p)``: ``states`` is an int array (sets x variables,
+        in the model's variable order) of state indices and ``log_p`` the natural
+        log of ``P(x, e)`` per set (for a factor model: of the normalised
+        distribution).  Ties go to the lowest state index of each clique's
+        variables, so the answer is deterministic.  Batching, ``chunk``,
+        ``progress`` and ``executor`` work as in :meth:`posteriors_batch`.  An
+        impossible evidence set raises :class:`ZeroEvidenceError`, or with
+        ``allow_zero`` gets ``log_p = -inf`` (and meaningless states).
+
+        >>> from twlib.inference import JunctionTree
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> states, log_p = jt.mpe_batch([{}, {"xray": "yes"}])
+        >>> states.shape, log_p.round(3).tolist()
+        ((2, 8), [-1.237, -3.652])
+        """
+        evidence_sets = list(evidence_sets)
+        if not evidence_sets:
+            raise InputError("no evidence sets given")
+        answers = self._run_chunks(_mpe_of_parts, evidence_sets, (allow_zero,), chunk, executor,
+                                   progress, "MPE")
+        return (np.concatenate([a[0] for a in answers]),
+                np.concatenate([a[1] for a in answers]))
+
+    def log_probabilities_of_evidence(self, evidence_sets, *, chunk: int | None = None,
+                                      executor=None) -> np.ndarray:
+        """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
+        The sets are dicts, or rows of codes as in :meth:`expected_counts`.
+        ``executor`` shares the chunks out as in :meth:`posteriors_batch`.
+
+        >>> from twlib.inference import JunctionTree
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> (np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3) + 0.0).tolist()
+        [0.0, -4.566]
+        """
+        evidence_sets = (self._coded_rows(evidence_sets) if isinstance(evidence_sets, np.ndarray)
+                         else list(evidence_sets))
+        if not len(evidence_sets):
+            return np.empty(0)
+        return np.concatenate(run_tasks(
+            executor, _log_pe_of_parts, self,
+            [(group,) for group in self._chunk_groups(evidence_sets, chunk, executor)]))
+
+    def expected_counts(self, rows, scopes, weights=None, *, chunk: int | None = None,
+                        executor=None):
+        """Expected counts of variable sets over rows with missing cells: for each
+        scope, ``sum over rows of weight * P(scope | the row's observed cells)``,
+        the E-step of EM.
+
+        ``rows`` is a matrix of state codes, one column per model variable in
+        ``self.net.variables`` order, ``-1`` where a cell is missing; each scope
+        (a family of the network, say) must lie in one clique.  Returns the
+        tables (one axis per scope variable, in the scope's order) and the
+        natural log of each row's ``P(observed cells)``.  Rows of probability
+        zero raise :class:`ZeroEvidenceError`.
+
+        >>> from twlib.inference import JunctionTree
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> jt.net.variables[6], jt.net.states("xray")
+        ('xray', ['yes', 'no'])
+        >>> rows = np.array([[-1] * 8, [-1] * 6 + [0, -1]])        # nothing seen; xray = yes
+        >>> tables, log_p = jt.expected_counts(rows, [("lung",)])
+        >>> tables[0].round(4).tolist(), log_p.round(3).tolist()
+        ([0.5437, 1.4563], [0.0, -2.205])
+        """
+        rows = self._coded_rows(rows)
+        weights = np.ones(len(rows)) if weights is None else np.asarray(weights, dtype=float)
+        if weights.shape != (len(rows),):
+            raise InputError(f"expected {len(rows)} weights, got shape {weights.shape}")
+        homes = []
+        for scope in scopes:
+            unknown = [v for v in scope if v not in self.arity]
+            if unknown:
+                raise UnknownName(f"unknown variables {unknown}")
+            home = self._smallest_clique_holding(set(scope))
+            if home is None:
+                raise InputError(f"{list(scope)} share no clique of the junction tree")
+            homes.append(home)
+        cliques = sorted(set(homes))
+        if not len(rows):
+            totals = {i: np.zeros(self.tables[i].shape) for i in cliques}
+            log_p = np.empty(0)
+        else:
+            groups = self._chunk_groups(np.arange(len(rows)), chunk, executor)
+            answers = run_tasks(executor, _expected_of_parts, self,
+                                [([rows[p] for p in group], [weights[p] for p in group],
+                                  cliques) for group in groups])
+            totals = {i: sum(a[0][i] for a in answers) for i in cliques}
+            log_p = np.concatenate([a[1] for a in answers])
+        out = []
+        for scope, i in zip(scopes, homes):
+            clique = self.cliques[i]
+            table = totals[i].sum(axis=tuple(k for k, v in enumerate(clique) if v not in scope))
+            kept = [v for v in clique if v in scope]
+            out.append(np.transpose(table, [kept.index(v) for v in scope]))
+        return out, log_p
+
+    def sample_missing(self, rows, *, random_state=None, chunk: int | None = None) -> np.ndarray:
+        """Each row's missing cells (``-1``) filled by one joint draw from
+        ``P(missing cells | the row's observed cells)``, exactly: evidence is
+        collected to the root, then every clique draws its own variables given
+        its separator's, root first (forward filtering, backward sampling).
+        ``rows`` is coded as in :meth:`expected_counts`.
+
+        >>> from twlib.inference import JunctionTree
+        >>> from twlib.datasets import load_network
+        >>> jt = JunctionTree(load_network("asia"))
+        >>> rows = np.array([[-1] * 5 + [0, -1, -1]] * 1000)         # either = yes
+        >>> drawn = jt.sample_missing(rows, random_state=0)
+        >>> bool(((drawn[:, 1] == 0) | (drawn[:, 3] == 0)).all())   # tub or lung
+        True
+        """
+        rows = self._coded_rows(rows)
+        rng = np.random.default_rng(random_state)
+        out = np.empty(rows.shape, dtype=np.int64)
+        step = self._chunk(chunk)
+        column = {v: j for j, v in enumerate(self.net.variables)}
+        for first in range(0, len(rows), step):
+            part = rows[first:first + step]
+            work, _, log_pe = self._collect(part)
+            zero = np.flatnonzero(~np.isfinite(log_pe))
+            if zero.size:
+                raise ZeroEvidenceError(f"row {first + int(zero[0])} has probability zero: "
+                                        f"{part[int(zero[0])].tolist()}")
+            drawn = out[first:first + step]
+            for i in self.preorder:
+                clique, p = self.cliques[i], self.parent[i]
+                sep = () if p is None else self.separators[i, p]
+                own = [v for v in clique if v not in sep]
+                if not own:
+                    continue
+                table = work.get(i, self.tables[i][None])
+                order = [clique.index(v) + 1 for v in (*sep, *own)]
+                own_shape = [self.arity[v] for v in own]
+                flat = np.transpose(table, [0] + order).reshape(table.shape[0], -1,
+                                                                math.prod(own_shape))
+                at = (np.ravel_multi_index(tuple(drawn[:, column[v]] for v in sep),
+                                           [self.arity[v] for v in sep]) if sep
+                      else np.zeros(len(part), dtype=np.int64))
+                sub = flat[np.arange(len(part)) if flat.shape[0] > 1 else 0, at]
+                cumulative = np.cumsum(sub, axis=1)
+                u = rng.random(len(part)) * cumulative[:, -1]
+                pick = np.minimum((cumulative <= u[:, None]).sum(axis=1), sub.shape[1] - 1)
+                for v, states in zip(own, np.unravel_index(pick, own_shape)):
+                    drawn[:, column[v]] = states
+        return out
+
+
+def _posteriors_of_parts(tree, parts, variables):
+    """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
+    sets: a task of :meth:`JunctionTree.posteriors_batch`."""
+    posts, logs = {v: [] for v in variables}, []
+    for part in parts:
+        log_pe, marginals, _ = tree._propagate(part, asked=set(variables))
+        logs.append(log_pe)
+        for v in variables:
+            m = marginals[v]
+            posts[v].append(np.broadcast_to(tree.prior[v], (len(part), tree.arity[v]))
+                            if m is None else m)
+    return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
+
+
+def _mpe_of_parts(tree, parts, allow_zero):
+    """MPE states and ``log P(x, e)`` over consecutive chunks of evidence sets: a
+    task of :meth:`JunctionTree.mpe_batch`."""
+    answers = [tree._mpe(part, allow_zero) for part in parts]
+    return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
+
+
+def _expected_of_parts(tree, parts, weights, cliques):
+    """Weighted sums of the posterior tables of ``cliques`` and ``log P(e)`` over
+    consecutive chunks of rows: a task of :meth:`JunctionTree.expected_counts`."""
+    totals = {i: np.zeros(tree.tables[i].shape) for i in cliques}
+    logs = []
+    for part, w in zip(parts, weights):
+        log_pe, _, kept = tree._propagate(part, keep=cliques)
+        logs.append(log_pe)
+        for i in cliques:
+            table = kept[i]
+            if table.shape[0] == 1:                  # still the prior in every row
+                totals[i] += w.sum() * table[0] / table[0].sum()
+            else:
+                totals[i] += np.tensordot(w, per_set_normalised(table)[0], axes=(0, 0))
+    return totals, np.concatenate(logs)
+
+
+def _log_pe_of_parts(tree, parts):
+    """``log P(e)`` over consecutive chunks of evidence sets: a task of
+    :meth:`JunctionTree.log_probabilities_of_evidence`."""
+    return np.concatenate([tree._propagate(part, allow_zero=True)[0] for part in parts])

@@ -1,0 +1,111 @@
+"""The routers: which method answers a query, chosen by what it would cost.
+
+* :func:`most_probable_explanation`: the junction tree when its tables fit the
+  memory budget and can be filled within the time limit (exact, fastest), else
+  the search portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`)
+  with the largest i-bound whose mini-bucket messages fit.
+* :func:`posterior_marginals`: the junction tree when it fits, else cutset
+  conditioning (:mod:`twlib.inference.conditioning`), exact when its runs
+  finish within the time limit and bounded when they do not.
+
+The rates they decide by, and the memory checks, are in
+:mod:`twlib.inference.costs`.  Both return the library's one result of their
+kind (:mod:`twlib.inference.results`), whose ``method`` says which answered.
+"""
+from __future__ import annotations
+
+from .. import clock
+from ..errors import MemoryBudgetExceeded
+from ..factors import as_factor_model
+from ..graphs import elimination_order
+from .conditioning import choose_cutset, conditioned_posteriors
+from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, check_memory_budget, tables_gib,
+                    tree_budget_gb)
+from .evidence import evidence_indices
+from .junction_tree import JunctionTree
+from .minibucket import affordable_i_bound
+from .results import Marginals, MPEResult
+from .search import branch_and_bound_mpe, mpe_by_tree, with_likelihoods
+
+__all__ = ["most_probable_explanation", "posterior_marginals"]
+
+
+def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
+                              max_memory_gb: float = 4.0, time_limit: float = 60.0,
+                              progress: bool = False) -> MPEResult:
+    """The MPE by the method that fits: the junction tree when its tables fit
+    ``max_memory_gb`` and can be filled within ``time_limit`` (exact, fastest), else
+    AND/OR branch and bound with the largest
+    i-bound whose mini-bucket messages take at most a quarter of the budget and
+    about a quarter of ``time_limit`` to compute.
+    ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
+    weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
+    weights of each variable's state into the value maximised.
+
+    >>> from twlib.datasets import load_network
+    >>> res = most_probable_explanation(load_network("asia"), {"dysp": "yes"})
+    >>> res.method, res.status, res.assignment["bronc"]
+    ('junction tree', 'optimal', 'yes')
+    """
+    clock.check_time_limit(time_limit)
+    model = with_likelihoods(model, soft_evidence)
+    check_memory_budget(max_memory_gb)
+    tree_gb = tree_budget_gb(max_memory_gb, time_limit)
+    # the restarts that look for a smaller tree get a twentieth of the time: they
+    # decide whether the tree fits, and are lost time when it does not (and not
+    # tried when the greedy orders miss the budget by orders of magnitude)
+    tree_order = elimination_order(model.interaction_graph(), "auto",
+                                   weights={v: model.arity(v) for v in model.variables},
+                                   time_limit=time_limit / 20,
+                                   stop_above=FAR_OVER * tree_gb * 2**30 / 8)
+    try:
+        tree = JunctionTree(model, order=tree_order, max_memory_gb=tree_gb)
+    except MemoryBudgetExceeded:
+        tree = None
+    if tree is not None:
+        return mpe_by_tree(tree, model, evidence, lambda row: model.log_values([row])[0])
+    return branch_and_bound_mpe(model, evidence, i_bound="auto", time_limit=time_limit,
+                                max_memory_gb=max_memory_gb, progress=progress)
+
+
+def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
+                        time_limit: float = 60.0, executor=None,
+                        progress: bool = False) -> Marginals:
+    """Posterior marginals and ``log P(e)`` by the method that fits: the junction
+    tree when its tables fit ``max_memory_gb``, else cutset conditioning, exact
+    when its runs finish within ``time_limit`` and bounded (see
+    :func:`conditioned_posteriors`) when they do not.  The cutset is chosen so
+    that one run takes at most a tenth of the time, so that some finish; when
+    not all are expected to, the mini-bucket upper bound gets an i-bound sized
+    to a quarter of the time.  ``method`` in the result says which answered.
+
+    >>> from twlib.datasets import load_uai
+    >>> inst = load_uai("Grids_12")
+    >>> posterior_marginals(inst.model, inst.evidence).method
+    'junction tree'
+    """
+    model = as_factor_model(model)
+    clock.check_time_limit(time_limit)
+    check_memory_budget(max_memory_gb)
+    fixed = evidence_indices(model, evidence)
+    started = clock.now()
+    try:
+        tree = JunctionTree(model, max_memory_gb=max_memory_gb)
+    except MemoryBudgetExceeded:
+        tree = None
+    if tree is not None:
+        result = tree.posteriors(fixed)
+        result.stats["seconds"] = clock.now() - started
+        return result
+    # a run may take a tenth of the time, so that some finish when not all can
+    per_run = tables_gib(CONDITIONED_ENTRIES_PER_SECOND * time_limit / 10, 0)
+    cutset = choose_cutset(model, fixed, max_memory_gb=min(max_memory_gb, per_run))
+    left = time_limit - (clock.now() - started)
+    if cutset.seconds(len(model.factors)) <= left:
+        i_bound = None                  # sized only if the runs overrun their estimate
+    else:
+        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
+        left -= time_limit / 4
+    return conditioned_posteriors(model, fixed, cutset, max_memory_gb=max_memory_gb,
+                                  time_limit=max(left, 1e-3), i_bound=i_bound,
+                                  executor=executor, progress=progress)
