@@ -80,7 +80,7 @@ def run_cell(name, train, test, k, limit, published, blip_dir, initial="auto", s
                                    if h["score"] >= float(hc["bic"])), np.nan))
     blip = run_blip(train, k, limit, workdir=blip_dir) if blip_dir is not None else None
     if blip is not None:
-        row["blip_kMAX_bic"] = network_score(train, blip[0], "bic")
+        row["blip_kMAX_bic"] = network_score(train, blip[0], score="bic")
     return row
 
 

@@ -52,16 +52,17 @@ BOUNDED_SECONDS = 2.0
 
 
 def twlib_models(quick: bool) -> dict:
-    models = {"twlib auto": BoundedTreewidthClassifier("auto"),
-              "twlib nb": BoundedTreewidthClassifier("naive_bayes"),
-              "twlib tan": BoundedTreewidthClassifier("tan"),
-              "twlib kdb2": BoundedTreewidthClassifier("kdb", k=2),
-              "twlib kdb2-bic": BoundedTreewidthClassifier("kdb", k=2, theta="bic")}
+    models = {"twlib auto": BoundedTreewidthClassifier(structure="auto"),
+              "twlib nb": BoundedTreewidthClassifier(structure="naive_bayes"),
+              "twlib tan": BoundedTreewidthClassifier(structure="tan"),
+              "twlib kdb2": BoundedTreewidthClassifier(structure="kdb", k=2),
+              "twlib kdb2-bic": BoundedTreewidthClassifier(structure="kdb", k=2, theta="bic")}
     if not quick:
         models["twlib bounded"] = BoundedTreewidthClassifier(
-            "bounded", k=3, time_limit=BOUNDED_SECONDS, random_state=0)
+            structure="bounded", k=3, time_limit=BOUNDED_SECONDS, random_state=0)
         models["twlib bounded-free"] = BoundedTreewidthClassifier(
-            "bounded", k=3, class_parent=False, time_limit=BOUNDED_SECONDS, random_state=0)
+            structure="bounded", k=3, class_parent=False, time_limit=BOUNDED_SECONDS,
+            random_state=0)
     return models
 
 
@@ -129,7 +130,7 @@ class OnBins:
         self.model = model
 
     def fit(self, X, y):
-        self.cut = Discretizer("mdlp").fit(X, y)
+        self.cut = Discretizer(method="mdlp").fit(X, y)
         # every state of every column, and a code for a missing cell
         self.model.set_params(min_categories=[len(st) + 1 for st in self.cut.states_.values()])
         self.model.fit(self._codes(X), y)

@@ -78,7 +78,7 @@ def main() -> None:
     seconds = 10.0 if args.quick else args.seconds
     rows, histories = [], []
     for name in tables:
-        data = load_table(name, "train")
+        data = load_table(name)
         for k in args.ks:
             rows.append(run_cell(name, data, k, float(saved.loc[(name, k), "twlib_bic"]),
                                  seconds, args.lp_seconds or seconds, histories))

@@ -56,7 +56,7 @@ def main():
             show_progress=False)
     t_peer = time.perf_counter() - t0
     parents = {v: list(dag.predecessors(v)) for v in ds.names if v in dag}
-    peer_score = network_score(ds, parents, "bic")
+    peer_score = network_score(ds, parents, score="bic")
     print(f"pgmpy HillClimbSearch: one run in {t_peer:.2f} s; BIC {peer_score:.2f}")
     t_ours, best = ours["random"]
     t_all = t_scores + t_ours

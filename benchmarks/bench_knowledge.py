@@ -115,7 +115,8 @@ def main(argv=None) -> None:
         frame = data.to_pandas()
         csv = folder / f"{name}.csv"
         frame.to_csv(csv, index=False)
-        know = expert_knowledge(net.parent_map(), 0.1, 3, forbidden_share=0.1,
+        know = expert_knowledge(net.parent_map(), required_share=0.1, n_tiers=3,
+                                forbidden_share=0.1,
                                 random_state=0)
         capped = Knowledge(required=know.required, forbidden=know.forbidden,
                            tiers=know.tiers, max_indegree=args.k)

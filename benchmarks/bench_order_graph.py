@@ -63,7 +63,7 @@ class Peer:
             self.close()
             return None, f"> {timeout:.0f} s"
         parents = {ds.names[i]: [ds.names[p] for p in ps] for i, ps in enumerate(structure)}
-        return seconds, f"{seconds:.2f} s (BIC {network_score(ds, parents, 'bic'):.1f})"
+        return seconds, f"{seconds:.2f} s (BIC {network_score(ds, parents, score='bic'):.1f})"
 
     def close(self):
         if self.available and self.proc.is_alive():

@@ -233,8 +233,9 @@ def main():
         model = instance.model
         graph = model.interaction_graph()
         arity = {v: model.arity(v) for v in model.variables}
-        plain = graphs.elimination_cost(graph, graphs.elimination_order(graph, "min-fill"), arity)
-        ours = graphs.elimination_cost(graph, graphs.elimination_order(graph, "auto",
+        plain = graphs.elimination_cost(graph, graphs.elimination_order(graph,
+                                                                        method="min-fill"), arity)
+        ours = graphs.elimination_cost(graph, graphs.elimination_order(graph, method="auto",
                                                                         weights=arity), arity)
         start = time.perf_counter()
         res = posterior_marginals(model, instance.evidence, max_memory_gb=args.memory_gb,

@@ -385,7 +385,7 @@ def test_result_is_certified_and_scored(n, rows, seed, draw):
     moral.add_nodes_from(ds.names)
     assert sorted(res.elimination_order) == sorted(ds.names)
     assert elimination_width(moral, res.elimination_order) == res.width <= k
-    assert math.isclose(res.score, network_score(ds, res.parents, score), rel_tol=1e-9,
+    assert math.isclose(res.score, network_score(ds, res.parents, score=score), rel_tol=1e-9,
                         abs_tol=1e-7)
     assert res.upper_bound >= res.score - 1e-7 * abs(res.score)
     assert res.gap_percent >= 0
@@ -400,13 +400,13 @@ def test_family_scorer_matches_local_score():
         child = int(rng.integers(7))
         others = [u for u in range(7) if u != child]
         ps = tuple(int(u) for u in rng.choice(others, rng.integers(0, 3), replace=False))
-        expect = local_score(ds, ds.names[child], [ds.names[p] for p in ps], "bdeu", 2.0)
+        expect = local_score(ds, ds.names[child], [ds.names[p] for p in ps], score="bdeu", ess=2.0)
         assert math.isclose(fs(child, ps), expect, rel_tol=1e-12)
         rest = [u for u in others if u not in ps]
         batch = fs.with_each_added(child, ps, rest)
         for u, got in zip(rest, batch):
             names = [ds.names[p] for p in ps + (u,)]
-            assert math.isclose(got, local_score(ds, ds.names[child], names, "bdeu", 2.0),
+            assert math.isclose(got, local_score(ds, ds.names[child], names, score="bdeu", ess=2.0),
                                 rel_tol=1e-12)
 
 

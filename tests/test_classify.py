@@ -46,7 +46,8 @@ def test_class_mutual_information_is_the_library_s(wine):
                                                  ("bounded", 2, 2), ("bounded", 3, 3)])
 def test_each_structure_keeps_its_width_and_the_class_in_every_family(wine, structure, k, width):
     X, y = wine
-    clf = BoundedTreewidthClassifier(structure, k=k, time_limit=3, random_state=0).fit(X, y)
+    clf = BoundedTreewidthClassifier(structure=structure, k=k, time_limit=3,
+                                     random_state=0).fit(X, y)
     net = clf.network_
     if width is not None:
         assert clf.width_ <= width
@@ -61,7 +62,7 @@ def test_each_structure_keeps_its_width_and_the_class_in_every_family(wine, stru
 
 def test_posteriors_from_the_blanket_equal_the_junction_tree_s_with_missing_cells(wine):
     X, y = wine
-    clf = BoundedTreewidthClassifier("kdb", k=2).fit(X, y)
+    clf = BoundedTreewidthClassifier(structure="kdb", k=2).fit(X, y)
     holes = X.mask(np.random.default_rng(0).random(X.shape) < 0.3)
     proba = clf.predict_proba(pd.concat([X, holes]))
     codes = clf._codes(pd.concat([X, holes]))
@@ -75,7 +76,7 @@ def test_posteriors_from_the_blanket_equal_the_junction_tree_s_with_missing_cell
 
 def test_scikit_learn_machinery_takes_it(wine):
     X, y = wine
-    clf = BoundedTreewidthClassifier("kdb", k=1)
+    clf = BoundedTreewidthClassifier(structure="kdb", k=1)
     scores = cross_val_score(clf, X, y, cv=3, scoring="accuracy")
     assert scores.mean() > 0.85
     search = GridSearchCV(clf, {"k": [1, 2]}, cv=3).fit(X, y)
@@ -93,14 +94,14 @@ def test_scikit_learn_machinery_takes_it(wine):
 def test_numpy_arrays_and_string_classes_work():
     X, y = load_iris(return_X_y=True)
     names = np.array(["setosa", "versicolor", "virginica"])[y]
-    clf = BoundedTreewidthClassifier("tan").fit(X, names)
+    clf = BoundedTreewidthClassifier(structure="tan").fit(X, names)
     assert set(clf.predict(X)) <= set(names) and clf.score(X, names) > 0.9
 
 
 def test_a_categorical_value_never_seen_is_summed_out_with_a_warning():
     X = pd.DataFrame({"a": ["x", "y"] * 20, "b": ["u", "v", "v", "u"] * 10})
     y = np.array([0, 1] * 20)
-    clf = BoundedTreewidthClassifier("naive_bayes").fit(X, y)
+    clf = BoundedTreewidthClassifier(structure="naive_bayes").fit(X, y)
     with pytest.warns(UserWarning, match=r"'b'.*\['w'\]"):
         proba = clf.predict_proba(pd.DataFrame({"a": ["x"], "b": ["w"]}))
     np.testing.assert_allclose(proba, clf.predict_proba(pd.DataFrame({"a": ["x"],
@@ -118,12 +119,13 @@ def test_a_categorical_value_never_seen_is_summed_out_with_a_warning():
 ])
 def test_bad_training_input_is_named(X, y, message):
     with pytest.raises(ValueError, match=message):
-        BoundedTreewidthClassifier("naive_bayes").fit(X, np.array(y, dtype=object))
+        BoundedTreewidthClassifier(structure="naive_bayes").fit(X, np.array(y, dtype=object))
 
 
 def test_a_numeric_column_with_one_value_is_left_out():
     X = pd.DataFrame({"flat": [2.5] * 40, "x": np.r_[np.zeros(20), np.ones(20)] + 0.5})
-    clf = BoundedTreewidthClassifier("naive_bayes", discretize="quantile").fit(X, [0] * 20 + [1] * 20)
+    clf = BoundedTreewidthClassifier(structure="naive_bayes", discretize="quantile")
+    clf.fit(X, [0] * 20 + [1] * 20)
     assert clf.features_ == ["x"] and clf.score(X, [0] * 20 + [1] * 20) == 1.0
 
 
@@ -132,7 +134,7 @@ def test_rows_with_a_missing_class_are_left_out_and_missing_features_fitted_by_e
     holes = X.mask(np.random.default_rng(1).random(X.shape) < 0.2)
     labels = y.astype(object).copy()
     labels[:5] = None
-    clf = BoundedTreewidthClassifier("tan").fit(holes, labels)
+    clf = BoundedTreewidthClassifier(structure="tan").fit(holes, labels)
     assert clf.score(X, y) > 0.85
 
 

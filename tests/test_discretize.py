@@ -55,7 +55,7 @@ def test_mdlp_cuts_are_those_of_the_plain_recursion(seed, n, n_classes, distinct
 
 def test_cuts_apply_to_new_rows_with_open_end_bins_and_missing_kept():
     train = pd.DataFrame({"x": np.linspace(0, 1, 40), "c": list("ab") * 20})
-    cut = Discretizer("uniform", n_bins=4).fit(train)
+    cut = Discretizer(method="uniform", n_bins=4).fit(train)
     np.testing.assert_allclose(cut.cuts_["x"], [0.25, 0.5, 0.75])
     assert cut.states_["x"] == ["(-inf, 0.25]", "(0.25, 0.5]", "(0.5, 0.75]", "(0.75, inf)"]
     new = cut.transform(pd.DataFrame({"x": [-9.0, 0.25, 0.3, 9.0, np.nan],
@@ -69,7 +69,7 @@ def test_cuts_apply_to_new_rows_with_open_end_bins_and_missing_kept():
 def test_unsupervised_cuts_sort_the_values_into_at_most_n_bins(method):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"x": rng.gamma(2.0, size=500)})
-    cut = Discretizer(method, n_bins=4).fit(frame)
+    cut = Discretizer(method=method, n_bins=4).fit(frame)
     codes = cut.transform(frame)["x"].cat.codes.to_numpy()
     assert 2 <= len(cut.states_["x"]) <= 4
     order = np.argsort(frame["x"].to_numpy())
@@ -129,9 +129,10 @@ def test_an_unseen_category_is_refused_or_taken_as_missing():
 
 
 def test_more_bins_than_rows_and_a_single_value():
-    few = Discretizer("quantile", n_bins=5).fit(pd.DataFrame({"x": [0.5, 1.5, 2.5]}))
+    few = Discretizer(method="quantile", n_bins=5).fit(pd.DataFrame({"x": [0.5, 1.5, 2.5]}))
     assert few.states_["x"] == ["(-inf, 1]", "(1, 2]", "(2, inf)"]       # between the values
-    one = Discretizer("quantile").fit(pd.DataFrame({"x": [0.5] * 20, "y": np.arange(20) / 3}))
+    one = Discretizer(method="quantile").fit(pd.DataFrame({"x": [0.5] * 20,
+                                                           "y": np.arange(20) / 3}))
     assert one.states_["x"] == ["(-inf, inf)"]
     with pytest.raises(InputError, match=r"constant column\(s\) \['x'\]"):
         from twlib.data import Dataset
@@ -142,6 +143,6 @@ def test_more_bins_than_rows_and_a_single_value():
 def test_for_learning_refuses_numbers_by_name_when_told_not_to_cut():
     frame = pd.DataFrame({"alcohol": np.linspace(11, 14, 30), "c": list("ab") * 15})
     with pytest.raises(InputError, match=r"numeric column\(s\) \['alcohol'\]"):
-        for_learning(frame, None)
-    same, fitted = for_learning(frame[["c"]], None)
+        for_learning(frame, discretize=None)
+    same, fitted = for_learning(frame[["c"]], discretize=None)
     assert fitted is None and same.equals(frame[["c"]])

@@ -63,9 +63,10 @@ def test_chow_liu_tree_beats_every_spanning_tree():
         assert net.log_likelihood(ds) <= best + 1e-9
         count += 1
     assert count == 5 ** 3                                # Cayley: n^(n-2) trees
-    tree = maximum_spanning_tree(mi, ds.names)
-    assert i_score(tree, mi, ds.names) == pytest.approx(
-        max(i_score(t, mi, ds.names) for t in itertools.islice(nx.SpanningTreeIterator(complete), 200)))
+    tree = maximum_spanning_tree(mi, names=ds.names)
+    assert i_score(tree, mi, names=ds.names) == pytest.approx(
+        max(i_score(t, mi, names=ds.names)
+            for t in itertools.islice(nx.SpanningTreeIterator(complete), 200)))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
@@ -117,9 +118,11 @@ def test_bool_rows_round_trip_through_bitsets_as_python_integers(rows, n, seed):
 def test_auto_order_stops_at_the_greedy_orders_when_far_over_the_budget():
     grid = nx.grid_2d_graph(20, 20)
     two = {v: 2 for v in grid}
-    greedy = min(graphs.elimination_cost(grid, graphs.elimination_order(grid, method, two))[::-1]
+    greedy = min(graphs.elimination_cost(grid, graphs.elimination_order(grid, method=method,
+                                                                        weights=two))[::-1]
                  for method in ("min-degree", "min-fill", "weighted-min-fill", "min-size"))
-    stopped = graphs.elimination_order(grid, "auto", stop_above=1.0)
+    stopped = graphs.elimination_order(grid, method="auto", stop_above=1.0)
     assert graphs.elimination_cost(grid, stopped)[::-1] == greedy
     # without the stop the sweeps find an order near the row-by-row one (width 20)
-    assert graphs.elimination_cost(grid, graphs.elimination_order(grid, "auto"))[0] < greedy[1]
+    assert graphs.elimination_cost(grid, graphs.elimination_order(grid,
+                                                                  method="auto"))[0] < greedy[1]

@@ -46,7 +46,7 @@ def test_every_run_gives_an_acyclic_network_with_its_reported_score(init):
     pss = ParentSetScores(ds, score="bdeu", max_parents=3)
     res = greedy.order_search(pss, init=init, restarts=30, max_swaps=50, random_state=1)
     topological_order(res.parents)
-    assert network_score(ds, res.parents, "bdeu") == pytest.approx(res.score, abs=1e-9)
+    assert network_score(ds, res.parents, score="bdeu") == pytest.approx(res.score, abs=1e-9)
     optimum = og.dp(pss).score
     assert res.score <= optimum + 1e-9 <= res.stats["upper_bound"] + 1e-9
     assert np.all(res.stats["final_scores"] >= res.stats["initial_scores"] - 1e-9)
@@ -57,8 +57,8 @@ def test_every_run_gives_an_acyclic_network_with_its_reported_score(init):
 def test_restarts_are_reproducible_whatever_the_batch():
     ds = random_dataset(4, n_vars=8, n_rows=300)
     pss = ParentSetScores(ds, score="bic", max_parents=3)
-    many = greedy.initial_orders(pss, "fas", 20, random_state=7)
-    again = greedy.initial_orders(pss, "fas", 20, random_state=7)
+    many = greedy.initial_orders(pss, method="fas", count=20, random_state=7)
+    again = greedy.initial_orders(pss, method="fas", count=20, random_state=7)
     assert np.array_equal(many, again)
     a = greedy.order_search(pss, init="dfs", restarts=40, random_state=3)
     b = greedy.order_search(pss, init="dfs", restarts=40, random_state=3)
@@ -85,10 +85,10 @@ def test_initial_orders_follow_the_best_parent_graph_where_acyclic():
     pss = ParentSetScores(ds, score="bic", max_parents=2)
     graph = greedy.best_parent_graph(pss)
     for method in ("dfs", "fas"):
-        for order in greedy.initial_orders(pss, method, 10, random_state=0):
+        for order in greedy.initial_orders(pss, method=method, count=10, random_state=0):
             assert sorted(order.tolist()) == list(range(7))
     if nx.is_directed_acyclic_graph(graph):
-        order = greedy.initial_orders(pss, "fas", 1, random_state=0)[0]
+        order = greedy.initial_orders(pss, method="fas", count=1, random_state=0)[0]
         score, _ = greedy.order_network(pss, order)
         assert score == pytest.approx(graph.graph["score"])
 
@@ -104,12 +104,12 @@ def test_allowed_predicate_restricts_parent_sets():
 def test_hill_climb_improves_and_stays_acyclic():
     ds = random_dataset(8, n_vars=7, n_rows=400)
     pss = ParentSetScores(ds, score="bic", max_parents=2, prune=False)
-    empty = network_score(ds, {}, "bic")
+    empty = network_score(ds, {}, score="bic")
     for tabu in (0, 5):
         res = greedy.hill_climb(pss, max_iter=60, tabu_length=tabu)
         topological_order(res.parents)
         assert res.score >= empty
-        assert network_score(ds, res.parents, "bic") == pytest.approx(res.score, abs=1e-9)
+        assert network_score(ds, res.parents, score="bic") == pytest.approx(res.score, abs=1e-9)
 
 
 def test_bad_arguments():
@@ -151,5 +151,5 @@ def test_more_than_64_variables_use_several_mask_words():
         placed.add(v)
     assert score == pytest.approx(expected)
     res = greedy.order_search(pss, restarts=3, max_swaps=30, random_state=0)
-    assert res.score == pytest.approx(network_score(ds, res.parents, "bic"))
+    assert res.score == pytest.approx(network_score(ds, res.parents, score="bic"))
     topological_order(res.parents)

@@ -237,7 +237,7 @@ def test_bounded_optimum_matches_brute_force_and_beats_the_heuristic(seed, k):
         parents = {}
         total = 0.0
         for i, v in enumerate(order):
-            s, ps = pss.best(names[v], [names[u] for u in order[:i]])
+            s, ps = pss.best(names[v], candidates=[names[u] for u in order[:i]])
             parents[names[v]] = ps
             total += s
         if total <= best:

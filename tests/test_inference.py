@@ -218,7 +218,7 @@ def test_heuristic_orders_bound_the_exact_treewidth(seed, n, p):
     tw, order = graphs.treewidth_exact(g)
     assert graphs.elimination_width(g, order) == tw
     for method in ("min-fill", "min-degree"):
-        assert graphs.elimination_width(g, graphs.elimination_order(g, method)) >= tw
+        assert graphs.elimination_width(g, graphs.elimination_order(g, method=method)) >= tw
     weights = {v: 2 for v in g}
     assert graphs.treewidth_upper_bound(g, weights)[0] >= tw
     cliques, edges = graphs.clique_tree(g, order)
@@ -237,7 +237,7 @@ def test_compiled_greedy_orders_equal_their_plain_twin(seed, n, p, method):
     g = nx.gnp_random_graph(n, p, seed=seed)
     rng = np.random.default_rng(seed)
     weights = {v: int(rng.integers(2, 5)) for v in g}
-    order = graphs.elimination_order(g, method, weights)
+    order = graphs.elimination_order(g, method=method, weights=weights)
     if method != "min-size":                 # float sums of logs may tie differently
         assert order == naive.greedy_order(g, method, weights)
     # the kernel's measure of an order against the junction tree built from it
@@ -253,11 +253,13 @@ def test_compiled_greedy_orders_equal_their_plain_twin(seed, n, p, method):
 def test_auto_order_is_no_bigger_than_any_heuristic_and_its_tree_is_a_junction_tree(seed, n, p):
     g = nx.gnp_random_graph(n, p, seed=seed)
     weights = {v: 2 + v % 3 for v in g}
-    best = graphs.elimination_cost(g, graphs.elimination_order(g, "auto", weights), weights)
+    best = graphs.elimination_cost(g, graphs.elimination_order(g, method="auto",
+                                                               weights=weights), weights)
     for method in graphs.ORDER_HEURISTICS:
-        other = graphs.elimination_cost(g, graphs.elimination_order(g, method, weights), weights)
+        other = graphs.elimination_cost(g, graphs.elimination_order(g, method=method,
+                                                                    weights=weights), weights)
         assert best[1] <= other[1] + 1e-9
-    order = graphs.elimination_order(g, "auto", weights, random_state=1)
+    order = graphs.elimination_order(g, method="auto", weights=weights, random_state=1)
     cliques, edges = graphs.clique_tree(g, order)
     tri = graphs.induced_graph(g, order)
     assert {frozenset(c) for c in cliques} == {frozenset(c) for c in nx.find_cliques(tri)}
@@ -267,7 +269,7 @@ def test_auto_order_is_no_bigger_than_any_heuristic_and_its_tree_is_a_junction_t
 def test_spectral_sweeps_find_a_grid_order_of_width_side_and_auto_keeps_the_smaller_tree():
     grid = nx.grid_2d_graph(14, 14)
     nodes = list(grid.nodes)
-    greedy = graphs.elimination_cost(grid, graphs.elimination_order(grid, "min-fill"))
+    greedy = graphs.elimination_cost(grid, graphs.elimination_order(grid, method="min-fill"))
     sweeps = [graphs.elimination_cost(grid, [nodes[i] for i in order])
               for order in graphs._spectral_sweeps(grid, nodes)]
     assert greedy[0] > 14 and min(sweeps)[0] == 14
@@ -278,11 +280,11 @@ def test_spectral_sweeps_find_a_grid_order_of_width_side_and_auto_keeps_the_smal
 def test_order_errors_are_named():
     g = nx.path_graph(3)
     with pytest.raises(ValueError, match="method must be one of"):
-        graphs.elimination_order(g, "magic")
+        graphs.elimination_order(g, method="magic")
     with pytest.raises(ValueError, match="needs node weights"):
-        graphs.elimination_order(g, "weighted-min-fill")
+        graphs.elimination_order(g, method="weighted-min-fill")
     with pytest.raises(ValueError, match="states >= 1"):
-        graphs.elimination_order(g, "auto", {0: 2, 1: 0, 2: 2})
+        graphs.elimination_order(g, method="auto", weights={0: 2, 1: 0, 2: 2})
     with pytest.raises(ValueError, match="exactly once"):
         graphs.elimination_cost(g, [0, 1])
 

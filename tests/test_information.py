@@ -37,7 +37,7 @@ def test_mi_matrix_equals_definition_and_is_symmetric_nonnegative(seed):
 def test_mi_times_n_is_the_log_likelihood_gain_of_a_single_parent(alarm_5000):
     ds = alarm_5000
     for x, y in [("HR", "HRBP"), ("CO", "BP"), ("PVSAT", "SAO2"), ("MINVOL", "VENTLUNG")]:
-        gain = local_score(ds, y, [x], "ll") - local_score(ds, y, [], "ll")
+        gain = local_score(ds, y, [x], score="ll") - local_score(ds, y, [], score="ll")
         assert mutual_information(ds, x, y) * ds.n_rows == pytest.approx(gain, rel=1e-9)
 
 

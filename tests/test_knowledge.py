@@ -81,7 +81,7 @@ def _brute_force(data, know, max_parents, score, k=None):
         others = [u for u in names if u != v]
         sets = [ps for size in range(max_parents + 1)
                 for ps in itertools.combinations(others, size)]
-        options.append([(ps, local_score(data, v, ps, score)) for ps in sets])
+        options.append([(ps, local_score(data, v, ps, score=score)) for ps in sets])
     best = -np.inf
     for choice in itertools.product(*options):
         total = sum(sc for _, sc in choice)
@@ -272,7 +272,8 @@ def test_dp_and_ilp_agree_under_knowledge_on_bnlearn_networks(name):
 
     net = load_network(name)
     data = net.sample(2000, random_state=4)
-    know = expert_knowledge(net.parent_map(), 0.2, 2, forbidden_share=0.2, random_state=4)
+    know = expert_knowledge(net.parent_map(), required_share=0.2, n_tiers=2, forbidden_share=0.2,
+                            random_state=4)
     pss = ParentSetScores(data, max_parents=3, knowledge=know)
     exact = order_graph.dp(pss)
     proved = ilp.solve(pss, time_limit=60)
@@ -346,8 +347,9 @@ def expert_on(draw, net):
     from twlib.knowledge import expert_knowledge
 
     seed = draw(st.integers(0, 10_000))
-    know = expert_knowledge(net.parent_map(), draw(st.sampled_from([0.0, 0.05, 0.12])),
-                            draw(st.integers(0, 4)), forbidden_share=0.1, random_state=seed)
+    know = expert_knowledge(net.parent_map(), required_share=draw(st.sampled_from([0.0, 0.05,
+                                                                                   0.12])),
+                            n_tiers=draw(st.integers(0, 4)), forbidden_share=0.1, random_state=seed)
     names = net.variables
     rng = np.random.default_rng(seed)
     arcs = set(net.arcs)
@@ -390,7 +392,7 @@ def test_ilp_under_tiers_required_and_forbidden_arcs_on_insurance_does_not_crash
                      forbidden=["Cushioning -> SeniorTrain", "GoodStudent -> Mileage",
                                 "ILiCost -> PropCost", "ThisCarCost -> GoodStudent",
                                 "VehicleYear -> OtherCar"],
-                     tiers=expert_knowledge(net.parent_map(), 0.0, 4).tiers)
+                     tiers=expert_knowledge(net.parent_map(), required_share=0.0, n_tiers=4).tiers)
     res = ilp.learn(net.sample(5000, random_state=0), k=3, max_parents=3, knowledge=know,
                     time_limit=10)
     assert know.violations(res.parents) == [] and res.width <= 3

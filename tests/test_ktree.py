@@ -116,7 +116,7 @@ def test_exact_dag_in_ktree_equals_brute_force(seed, n, k, score):
         sets_of.append([(naive.family_score(ds.values, ds.arities, col[v], [col[p] for p in s],
                                             score), {col[p] for p in s}) for s in subsets])
     assert res.score == pytest.approx(naive.best_network_score(sets_of), rel=1e-9)
-    assert res.score == pytest.approx(network_score(ds, res.parents, score))
+    assert res.score == pytest.approx(network_score(ds, res.parents, score=score))
     greedy_res = kt.best_dag_in_ktree(ds, tree, k, score=score, method="greedy", random_state=0)
     assert greedy_res.score <= res.score + 1e-9
     assert greedy_res.width <= k
@@ -133,7 +133,7 @@ def test_learned_networks_have_certified_width_and_true_scores(seed, n, k, searc
                    dag_method="greedy" if seed % 2 else "auto")
     assert graphs.elimination_width(graphs.moral_graph(res.parents), res.elimination_order) <= k
     assert res.width <= k and graphs.is_ktree(res.ktree, k)
-    assert res.score == pytest.approx(network_score(ds, res.parents, "bic"))
+    assert res.score == pytest.approx(network_score(ds, res.parents, score="bic"))
     assert res.network.log_likelihood(ds) < 0
     assert max(h["best"] for h in res.stats["history"]) == pytest.approx(res.score)
 
@@ -152,7 +152,7 @@ def test_learning_is_reproducible_and_anytime():
 def test_clique_restricted_table_keeps_only_sets_inside_cliques():
     ds = random_dataset(3, n_vars=7, n_rows=200)
     tree = graphs.random_ktree(ds.names, 2, random_state=3)
-    pss = ParentSetScores.from_candidates(ds, kt.clique_families(tree, 2), "bdeu")
+    pss = ParentSetScores.from_candidates(ds, kt.clique_families(tree, 2), score="bdeu")
     for v in ds.names:
         for parents, _ in pss.sets(v):
             assert all(tree.has_edge(v, p) for p in parents)

@@ -141,8 +141,7 @@ def test_mpe_equals_pyagrum(name):
         except gum.FatalError:      # pyAgrum 3.3's mpe() fails ("Empty tensor") on some sets
             continue
         compared += 1
-        answer = jt.mpe(evidence)
-        best, log_p = answer.assignment, answer.log_value
+        log_p = jt.mpe(evidence).log_value
         assert log_joint(net, [theirs[v] for v in net.variables])[0] == pytest.approx(log_p,
                                                                                      abs=1e-9)
     assert compared >= len(net.variables) // 2

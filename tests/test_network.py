@@ -90,4 +90,4 @@ def test_mle_log_likelihood_is_the_ll_score(alarm, alarm_5000):
     from twlib.scores import network_score
     fitted = BayesianNetwork.fit(alarm_5000, alarm.parent_map())
     assert fitted.log_likelihood(alarm_5000) == pytest.approx(
-        network_score(alarm_5000, alarm.parent_map(), "ll"))
+        network_score(alarm_5000, alarm.parent_map(), score="ll"))

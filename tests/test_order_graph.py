@@ -30,16 +30,16 @@ def test_astar_and_dp_reach_the_brute_force_optimum(seed, n_vars, score):
         assert a.status == "optimal"
         assert a.score == pytest.approx(best, abs=1e-9)
         topological_order(a.parents)                     # acyclic, or it raises
-        assert network_score(ds, a.parents, score) == pytest.approx(a.score, abs=1e-9)
+        assert network_score(ds, a.parents, score=score) == pytest.approx(a.score, abs=1e-9)
 
 
 def test_real_table_dp_equals_astar_and_recomputed_score():
     from twlib.datasets import load_sklearn
     ds = load_sklearn("wine")
     pss = ParentSetScores(ds, score="bic", max_parents=ds.n_vars)
-    d, a, p = og.dp(pss), og.astar(pss, "simple"), og.astar(pss, "pd")
+    d, a, p = og.dp(pss), og.astar(pss, heuristic="simple"), og.astar(pss, heuristic="pd")
     assert d.score == pytest.approx(a.score, abs=1e-9) == pytest.approx(p.score, abs=1e-9)
-    assert network_score(ds, a.parents, "bic") == pytest.approx(a.score, abs=1e-9)
+    assert network_score(ds, a.parents, score="bic") == pytest.approx(a.score, abs=1e-9)
     assert a.network is not None and set(a.network.variables) == set(ds.names)
     # the tighter heuristic never expands more than the simple one
     assert p.stats["expanded"] <= a.stats["expanded"] < d.stats["nodes"]

@@ -68,11 +68,11 @@ def test_arcs_into_non_ancestors_do_not_change_a_strength():
 
 def test_average_approximation_is_exact_on_polytrees_and_close_elsewhere():
     tree = random_network(8, n_arcs=7, max_in=1, random_state=3)
-    exact, approx = strength.arc_strengths(tree), strength.arc_strengths(tree, "average")
+    exact, approx = strength.arc_strengths(tree), strength.arc_strengths(tree, method="average")
     for arc in exact:
         assert approx[arc] == pytest.approx(exact[arc], abs=1e-12)
     with pytest.raises(ValueError, match="method"):
-        strength.arc_strengths(tree, "sampled")
+        strength.arc_strengths(tree, method="sampled")
 
 
 # -------------------------------------------------------------- patterns, SHD

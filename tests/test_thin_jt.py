@@ -177,7 +177,7 @@ def test_compiled_split_strength_is_the_weakest_split(seed, size):
     reference = brute_min(lambda x: conditional_mutual_information(
         ds, sorted(x), sorted(set(a) - x), [size]), a)
     oracle = thin_jt.InformationOracle(ds)
-    assert oracle.strength(a, {size}) == pytest.approx(reference, abs=1e-12)
+    assert oracle.strength(a, separator={size}) == pytest.approx(reference, abs=1e-12)
     assert oracle.strengths == 1
 
 
@@ -186,7 +186,7 @@ def test_oracle_refuses_bad_sets():
     with pytest.raises(ValueError, match="at least two"):
         oracle.strength([0])
     with pytest.raises(ValueError, match="disjoint"):
-        oracle.strength([0, 1], {1})
+        oracle.strength([0, 1], separator={1})
     with pytest.raises(ValueError, match="indices"):
         oracle.entropy([7])
 

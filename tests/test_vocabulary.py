@@ -43,7 +43,8 @@ def public_callables():
                     if not attr.startswith("_") and inspect.isfunction(member):
                         found[f"{obj.__module__}.{obj.__qualname__}.{attr}"] = member
             elif callable(obj) and getattr(obj, "__module__", "").startswith("twlib") \
-                    and not inspect.isclass(obj):
+                    and not inspect.isclass(obj) and not hasattr(obj, "py_func"):
+                # compiled kernels (numba) take no keyword-only arguments
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj
     signatures = {}
     for qualname, function in found.items():
@@ -76,18 +77,14 @@ def test_no_public_callable_uses_an_off_vocabulary_name():
 # what a call is about, which may stay positional though it has a default: the
 # evidence, the variables asked about, the target, a family's parents, the
 # conditioning set, the i-bound, how many rows to draw, the rows' weights, the
-# cutset to condition on
+# cutset to condition on, a command line
 ABOUT = {"evidence", "variables", "y", "parents", "c", "i_bound", "n_samples", "weights",
-         "cutset"}
-# the packages whose options are keyword-only so far
-KEYWORD_ONLY_IN = ("twlib.inference.",)
+         "cutset", "argv"}
 
 
 def test_options_are_keyword_only_after_the_data_and_the_model():
     wrong = []
     for qualname, sig in SIGNATURES.items():
-        if not qualname.startswith(KEYWORD_ONLY_IN):
-            continue
         options = [p.name for p in sig.parameters.values()
                    if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty
                    and p.name not in ABOUT]

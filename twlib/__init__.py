@@ -30,8 +30,9 @@ name               meaning
 ``evidence``       ``{variable: state label}``
 =================  ==========================================================
 
-Options follow the data and the model as keyword-only arguments (in
-:mod:`twlib.inference` so far).  Inference answers with one result of each
+Options follow the data and the model as keyword-only arguments; only what a
+call is about (the evidence, the variables asked about, a family's parents, the
+i-bound) may stand positionally beside them.  Inference answers with one result of each
 kind, :class:`~twlib.inference.MPEResult` and :class:`~twlib.inference.Marginals`;
 a gap between a value and its bound is ``log_gap`` in inference and
 ``gap_percent`` in a learner's result.

@@ -194,12 +194,12 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
 
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True, as_frame=True)
-    >>> clf = BoundedTreewidthClassifier("tan").fit(X, y)
+    >>> clf = BoundedTreewidthClassifier(structure="tan").fit(X, y)
     >>> clf.predict_proba(X.head(2)).shape, round(clf.score(X, y), 2) > 0.9
     ((2, 3), True)
     """
 
-    def __init__(self, structure: str = "auto", k: int = 2, *, theta: float | str = 0.0,
+    def __init__(self, *, structure: str = "auto", k: int = 2, theta: float | str = 0.0,
                  class_parent: bool = True,
                  discretize: str = "mdlp", n_bins: int = 5, criterion: str = "bic",
                  parameter_ess: float = 1.0, time_limit: float = 10.0,
@@ -277,7 +277,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         """Cut the features, keep those with two states or more, add the class: the data
         the network is learned from, and whether it is complete."""
         self.n_features_in_ = frame.shape[1]
-        self.discretizer_ = Discretizer(self.discretize, self.n_bins).fit(frame, y)
+        self.discretizer_ = Discretizer(method=self.discretize, n_bins=self.n_bins).fit(frame, y)
         cut = self.discretizer_.transform(frame)
         self.features_ = [c for c in cut.columns
                           if len(self.discretizer_.states_[c]) > 1 and cut[c].notna().any()]

@@ -109,8 +109,9 @@ def _learn(args) -> int:
     if Path(args.data).suffix != ".dat":           # a CSV's raw columns
         from .discretize import for_learning
 
-        data, cut = for_learning(data, None if args.discretize == "none" else args.discretize,
-                                 args.bins or "auto")
+        data, cut = for_learning(data,
+                                 discretize=None if args.discretize == "none" else args.discretize,
+                                 n_bins=args.bins or "auto")
     knowledge = _knowledge(args)
     started = time.perf_counter()
     # One stop request for the whole run: Ctrl-C ends the search, which
@@ -169,7 +170,7 @@ def _bootstrap(args, data) -> None:
     from .learn.resampling import bootstrap
 
     with _dask_client(args.scheduler) as client:
-        boot = bootstrap(training_data(data, "error"), args.k, args.bootstrap,
+        boot = bootstrap(training_data(data, missing="error"), args.k, n_resamples=args.bootstrap,
                          score=args.score, ess=args.ess, random_state=args.seed,
                          executor=client, progress=args.progress)
     table = args.arcs or str(Path(args.out).with_suffix(".arcs.csv"))

@@ -129,7 +129,7 @@ def joint_keys(values, cols, arities) -> np.ndarray:
     return _keys_kernel(values, cols, arities)
 
 
-def dense_limit(n_rows: int, dense_factor: float = DENSE_FACTOR) -> int:
+def dense_limit(n_rows: int, *, dense_factor: float = DENSE_FACTOR) -> int:
     """The largest joint space counted in a dense table for ``n_rows`` rows: a
     table of that size costs about as much as sorting the rows' keys.
 
@@ -139,7 +139,7 @@ def dense_limit(n_rows: int, dense_factor: float = DENSE_FACTOR) -> int:
     return int(dense_factor * max(n_rows, 1024))
 
 
-def count(values, cols, arities, dense_factor: float = DENSE_FACTOR) -> Counts:
+def count(values, cols, arities, *, dense_factor: float = DENSE_FACTOR) -> Counts:
     """Count every joint state of the columns ``cols`` over all rows.
 
     Parameters
@@ -161,7 +161,7 @@ def count(values, cols, arities, dense_factor: float = DENSE_FACTOR) -> Counts:
     values, cols, arities = _checked(values, cols, arities)
     size = int(np.prod(arities, dtype=np.int64))
     n = values.shape[0]
-    if size <= dense_limit(n, dense_factor):
+    if size <= dense_limit(n, dense_factor=dense_factor):
         dense = _dense_kernel(values, cols, arities, size)
         return Counts(tuple(cols.tolist()), tuple(arities.tolist()), n, dense=dense)
     keys = np.sort(_keys_kernel(values, cols, arities))

@@ -406,11 +406,12 @@ class IncompleteDataset(_Rows):
         return cls(values, coded.names, states)
 
 
-def mask_mcar(data: Dataset, fraction: float, random_state=None) -> IncompleteDataset:
+def mask_mcar(data: Dataset, fraction: float, *, random_state=None) -> IncompleteDataset:
     """Hide each cell independently with probability ``fraction``: missing
     completely at random (MCAR).
 
-    >>> inc = mask_mcar(Dataset(np.zeros((1000, 4), int), list("abcd"), [["0"]] * 4), 0.3, 0)
+    >>> full = Dataset(np.zeros((1000, 4), int), list("abcd"), [["0"]] * 4)
+    >>> inc = mask_mcar(full, 0.3, random_state=0)
     >>> round(inc.n_missing / 4000, 2)
     0.3
     """
@@ -422,7 +423,7 @@ def mask_mcar(data: Dataset, fraction: float, random_state=None) -> IncompleteDa
     return IncompleteDataset(values, data.names, data.states)
 
 
-def mask_mar(data: Dataset, fraction: float, random_state=None) -> IncompleteDataset:
+def mask_mar(data: Dataset, fraction: float, *, random_state=None) -> IncompleteDataset:
     """Hide cells missing at random (MAR): a quarter of the variables (at least
     one) is always observed, and each other variable's cells go missing three
     times as often in rows where its driver, one of the observed variables, is

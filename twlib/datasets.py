@@ -97,7 +97,7 @@ def _glob(pattern: str) -> list:
 
 
 # ---------------------------------------------------------------- scikit-learn
-def load_sklearn(name: str, discretize: str = "median", bins: int = 4) -> Dataset:
+def load_sklearn(name: str, *, discretize: str = "median", bins: int = 4) -> Dataset:
     """A scikit-learn bundled table as a discrete data set (works offline).
 
     The class is the first column ``class``; features are discretised with
@@ -160,7 +160,7 @@ class UAIInstance:
 UAI_TASKS = ("MAR", "MAP", "PR")
 
 
-def available_uai(category: str | None = None, task: str = "MAR") -> list:
+def available_uai(*, category: str | None = None, task: str = "MAR") -> list:
     """Names of the UAI instances (``"Grids_12"``, ...) that have a reference
     solution of ``task`` (``"MAR"``, ``"MAP"`` or ``"PR"``), optionally of one
     category.
@@ -368,7 +368,7 @@ def load_classification(name: str) -> tuple[pd.DataFrame, pd.Series]:
     return frame.drop(columns=[target]), frame[target].rename("class")
 
 
-def load_table(name: str, discretize: str | None = "median", bins: int = 4,
+def load_table(name: str, *, discretize: str | None = "median", bins: int = 4,
                split: str = "train", discretize_class: bool = False, keep_states: int = 2,
                missing: str | None = None, random_state=0, preset: str | None = None) -> Dataset:
     """A UCI or density-estimation table, ready to learn from.

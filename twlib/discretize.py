@@ -28,7 +28,7 @@ that lacks a state still knows it.
 
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"x": [0.1, 0.4, 0.35, 0.8, 0.9, 0.75], "c": list("aabbcc")})
->>> cut = Discretizer("quantile", n_bins=2).fit(frame)
+>>> cut = Discretizer(method="quantile", n_bins=2).fit(frame)
 >>> cut.kinds_, cut.states_["x"]
 ({'x': 'numeric', 'c': 'categorical'}, ['(-inf, 0.575]', '(0.575, inf)'])
 >>> cut.transform(pd.DataFrame({"x": [-5.0, 7.0, None], "c": ["a", "c", "b"]}))["x"].tolist()
@@ -50,7 +50,8 @@ METHODS = ("quantile", "uniform", "kmeans", "mdlp")
 KINDS = ("numeric", "categorical")
 
 
-def column_kinds(frame: pd.DataFrame, max_categories: int = 10, kinds: dict | None = None) -> dict:
+def column_kinds(frame: pd.DataFrame, *, max_categories: int = 10,
+                 kinds: dict | None = None) -> dict:
     """``{column: "numeric" | "categorical"}`` by the rule of the module's docstring;
     ``kinds`` overrides it for the columns it names.
 
@@ -222,7 +223,7 @@ class Discretizer:
     states_ : {column: state labels}, in order.
     """
 
-    def __init__(self, method: str = "quantile", n_bins: int = 5, *, max_categories: int = 10,
+    def __init__(self, *, method: str = "quantile", n_bins: int = 5, max_categories: int = 10,
                  kinds: dict | None = None, categories: dict | None = None):
         self.method = method
         self.n_bins = n_bins
@@ -252,7 +253,7 @@ class Discretizer:
         """Learn the column kinds, the cut points and the state sets from ``X``."""
         self._check(X, y)
         X = X.rename(columns=str)
-        self.kinds_ = column_kinds(X, self.max_categories, self.kinds)
+        self.kinds_ = column_kinds(X, max_categories=self.max_categories, kinds=self.kinds)
         unknown = sorted(set(self.categories or {}) - set(X.columns))
         if unknown:
             raise InputError(f"categories= names columns that are not in the data: {unknown}")
@@ -293,7 +294,7 @@ class Discretizer:
             return states
         return list(dict.fromkeys(state_label(v) for v in category_order(col)))
 
-    def transform(self, X: pd.DataFrame, unseen: str = "error") -> pd.DataFrame:
+    def transform(self, X: pd.DataFrame, *, unseen: str = "error") -> pd.DataFrame:
         """``X`` with every column a pandas Categorical over its fitted states: numeric
         cells in their interval, NaN kept.  A categorical value never declared or
         seen in training is refused by name (``unseen="error"``), or becomes a
@@ -352,7 +353,7 @@ def _numbers(name, col: pd.Series) -> np.ndarray:
     return values
 
 
-def for_learning(frame: pd.DataFrame, discretize: str | None = "auto", n_bins="auto",
+def for_learning(frame: pd.DataFrame, *, discretize: str | None = "auto", n_bins="auto",
                  y=None) -> tuple[pd.DataFrame, "Discretizer | None"]:
     """The frame a network learner takes, and the fitted Discretizer (None when no
     column is numeric): what :class:`twlib.BoundedTreewidthNetwork` and ``twlib
@@ -379,5 +380,5 @@ def for_learning(frame: pd.DataFrame, discretize: str | None = "auto", n_bins="a
     if n_bins == "auto":
         n_bins = int(np.clip(round(math.log2(max(len(frame), 2)) / 2), 2, 5))
     method = "quantile" if discretize == "auto" else discretize
-    fitted = Discretizer(method, n_bins).fit(frame, y)
+    fitted = Discretizer(method=method, n_bins=n_bins).fit(frame, y)
     return fitted.transform(frame), fitted

@@ -75,7 +75,7 @@ def _check_names(names, known, what):
         raise UnknownName(f"{what} names unknown variables {unknown}")
 
 
-def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, compare=None,
+def draw_network(net, *, ax=None, highlight=(), evidence=None, assignment=None, compare=None,
                  labels: bool = True, node_size: float | None = None, font_size: float = 8,
                  arc_widths: dict | None = None):
     """Draw a Bayesian network and return the matplotlib axes.
@@ -155,7 +155,7 @@ def draw_network(net, ax=None, *, highlight=(), evidence=None, assignment=None, 
     return ax
 
 
-def draw_junction_tree(tree, ax=None, *, highlight=(), font_size: float = 7,
+def draw_junction_tree(tree, *, ax=None, highlight=(), font_size: float = 7,
                        max_label: int = 4):
     """Draw a junction tree and return the matplotlib axes: cliques in layers
     from the root, each labelled with up to ``max_label`` of its variables (and
@@ -203,7 +203,7 @@ def draw_junction_tree(tree, ax=None, *, highlight=(), font_size: float = 7,
     return ax
 
 
-def network_png(net, max_variables: int = 60) -> bytes | None:
+def network_png(net, *, max_variables: int = 60) -> bytes | None:
     """A PNG picture of ``net`` for a notebook's inline display (None beyond
     ``max_variables``, where the text form reads better)."""
     if len(net.variables) > max_variables:
@@ -211,7 +211,7 @@ def network_png(net, max_variables: int = 60) -> bytes | None:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6, 4))
-    draw_network(net, fig.add_subplot())
+    draw_network(net, ax=fig.add_subplot())
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
     return buffer.getvalue()

@@ -101,7 +101,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
     (True, 1.0)
     """
 
-    def __init__(self, k: int = 3, *, method: str = "auto", criterion: str = "bic",
+    def __init__(self, *, k: int = 3, method: str = "auto", criterion: str = "bic",
                  ess: float = 1.0, parameter_ess: float | None = 1.0, time_limit: float = 60.0,
                  max_iter: int | None = None, random_state=None, progress: bool = False,
                  discretize: str | None = "auto", n_bins: int | str = "auto",
@@ -121,7 +121,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.knowledge = knowledge
 
     # ---------------------------------------------------------------- learning
-    def fit(self, X, y=None, executor=None):
+    def fit(self, X, y=None, *, executor=None):
         """Learn from a DataFrame, a 2-D array, a CSV path or a Dataset; ``y`` guides
         ``discretize="mdlp"`` and is otherwise ignored.
 
@@ -156,7 +156,8 @@ class BoundedTreewidthNetwork(BaseEstimator):
         self.discretizer_ = None
         if isinstance(X, (Dataset, IncompleteDataset)):
             return X
-        frame, self.discretizer_ = for_learning(as_frame(X), self.discretize, self.n_bins, y)
+        frame, self.discretizer_ = for_learning(as_frame(X), discretize=self.discretize,
+                                                n_bins=self.n_bins, y=y)
         return frame
 
     # ---------------------------------------------------------------- queries
@@ -221,7 +222,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         """Mean log-likelihood per row."""
         return float(np.mean(self.score_samples(X)))
 
-    def sample(self, n_samples: int = 1, random_state=None) -> pd.DataFrame:
+    def sample(self, n_samples: int = 1, *, random_state=None) -> pd.DataFrame:
         """Rows drawn from the network, with the training state labels."""
         check_is_fitted(self, "network_")
         return self.network_.sample(n_samples, random_state=random_state).to_pandas()
@@ -261,7 +262,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
         proba = self.predict_proba(X, target)
         return np.asarray(self._states[target], dtype=object)[proba.argmax(axis=1)]
 
-    def impute(self, X, method: str = "marginal", random_state=None) -> pd.DataFrame:
+    def impute(self, X, *, method: str = "marginal", random_state=None) -> pd.DataFrame:
         """X with every missing cell (NaN / None) filled, given the row's observed
         cells: ``"marginal"`` takes each cell's most probable state, ``"mpe"`` the
         row's most probable joint completion, ``"sample"`` a joint draw from the

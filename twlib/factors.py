@@ -94,7 +94,7 @@ class FactorModel:
     is one whose factors are its CPTs (:meth:`from_network`).
     """
 
-    def __init__(self, variables, states: dict, factors, name: str = "model"):
+    def __init__(self, variables, states: dict, factors, *, name: str = "model"):
         self.variables = list(variables)
         self._states = {v: list(states[v]) for v in self.variables}
         self.factors = list(factors)

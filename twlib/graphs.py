@@ -75,7 +75,7 @@ def moral_graph(parents: dict) -> nx.Graph:
     return graph
 
 
-def maximum_spanning_tree(weights, names=None) -> nx.Graph:
+def maximum_spanning_tree(weights, *, names=None) -> nx.Graph:
     """Maximum-weight spanning tree of a complete graph with a symmetric weight matrix.
 
     With mutual information as weights this is the Chow-Liu tree; edge weights
@@ -90,7 +90,7 @@ def maximum_spanning_tree(weights, names=None) -> nx.Graph:
     return nx.maximum_spanning_tree(graph, algorithm="kruskal")
 
 
-def i_score(graph: nx.Graph, mi, names=None) -> float:
+def i_score(graph: nx.Graph, mi, *, names=None) -> float:
     """Informative score of an undirected graph: the sum of ``mi[i][j]`` over its edges.
 
     ``mi`` is a pairwise mutual-information matrix indexed like ``names``
@@ -104,7 +104,7 @@ def i_score(graph: nx.Graph, mi, names=None) -> float:
     return total
 
 
-def orient_tree(tree: nx.Graph, root=None) -> dict:
+def orient_tree(tree: nx.Graph, *, root=None) -> dict:
     """Parent map of a tree (or forest) with every edge directed away from a root.
 
     Each component is rooted at ``root`` if it holds it, else at its first node.
@@ -168,7 +168,7 @@ def greedy_clique(weights, size: int) -> list:
     return sorted(clique)
 
 
-def random_ktree(nodes, k: int, weights=None, random_state=None) -> nx.Graph:
+def random_ktree(nodes, k: int, weights=None, *, random_state=None) -> nx.Graph:
     """A k-tree over ``nodes`` built by its definition (Nie et al. 2016, Definition 1).
 
     Start from a (k+1)-clique; then repeatedly join a new vertex to every vertex
@@ -365,7 +365,7 @@ def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
     return adj
 
 
-def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
+def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                       restarts: int | None = None, time_limit: float | None = None,
                       random_state=0, last=(), stop_above: float | None = None) -> list:
     """An elimination order of ``graph``, by greedy heuristics (compiled).
@@ -392,9 +392,9 @@ def elimination_order(graph: nx.Graph, method: str = "auto", weights=None, *,
     a tree by small factors, not by orders of magnitude, so a caller that only
     asks whether a tree fits its budget passes a large multiple of the budget.
 
-    >>> elimination_order(nx.path_graph(4), "min-degree")
+    >>> elimination_order(nx.path_graph(4), method="min-degree")
     [0, 1, 2, 3]
-    >>> elimination_order(nx.path_graph(4), "min-degree", last=[0])
+    >>> elimination_order(nx.path_graph(4), method="min-degree", last=[0])
     [3, 2, 1, 0]
     >>> order = elimination_order(nx.grid_2d_graph(6, 6))
     >>> elimination_cost(nx.grid_2d_graph(6, 6), order)[0]
@@ -535,14 +535,14 @@ def treewidth_upper_bound(graph: nx.Graph, weights=None):
     for method in ORDER_HEURISTICS:
         if method == "weighted-min-fill" and weights is None:
             continue
-        order = elimination_order(graph, method, weights)
+        order = elimination_order(graph, method=method, weights=weights)
         width = elimination_width(graph, order)
         if best is None or width < best[0]:
             best = (width, order)
     return best
 
 
-def treewidth_exact(graph: nx.Graph, max_nodes: int = 20):
+def treewidth_exact(graph: nx.Graph, *, max_nodes: int = 20):
     """``(treewidth, order)`` by dynamic programming over vertex subsets.
 
     Uses the recursion of Bodlaender et al. (2006): ``TW(S) = min over v in S of
@@ -622,7 +622,7 @@ def _adjacency_words(graph: nx.Graph):
     return nodes, adj
 
 
-def treewidth_at_most(graph: nx.Graph, k: int, max_nodes: int = 24) -> bool:
+def treewidth_at_most(graph: nx.Graph, k: int, *, max_nodes: int = 24) -> bool:
     """Whether ``graph`` has tree-width at most ``k``, decided exactly.
 
     A min-fill order of width ``<= k`` answers yes at once; otherwise the
@@ -634,7 +634,7 @@ def treewidth_at_most(graph: nx.Graph, k: int, max_nodes: int = 24) -> bool:
     (False, True)
     """
     n = graph.number_of_nodes()
-    if n <= k + 1 or elimination_width(graph, elimination_order(graph, "min-fill")) <= k:
+    if n <= k + 1 or elimination_width(graph, elimination_order(graph, method="min-fill")) <= k:
         return True
     if n > max_nodes:
         raise BudgetExceeded(f"deciding tree-width <= {k} over {n} nodes would take too long "
@@ -703,7 +703,7 @@ def _obstruction(adj, k, vertices, edges):
     return core
 
 
-def width_obstruction(graph: nx.Graph, k: int, max_nodes: int = 24,
+def width_obstruction(graph: nx.Graph, k: int, *, max_nodes: int = 24,
                       weights: dict | None = None) -> nx.Graph:
     """An edge-minimal subgraph of tree-width ``> k``: dropping any one of its
     edges brings the tree-width down to ``k`` or less.
@@ -720,7 +720,7 @@ def width_obstruction(graph: nx.Graph, k: int, max_nodes: int = 24,
     >>> width_obstruction(nx.complete_graph(6), 3).number_of_edges()   # a 5-clique
     10
     """
-    if treewidth_at_most(graph, k, max_nodes):
+    if treewidth_at_most(graph, k, max_nodes=max_nodes):
         raise InputError(f"the graph has tree-width <= {k}: it holds no obstruction")
     nodes, adj = _adjacency_words(graph)
     index = {v: i for i, v in enumerate(nodes)}
@@ -928,7 +928,7 @@ def _pair_states(parents: dict, as_pattern: bool) -> dict:
     return {frozenset((p, v)): (p, v) for v, ps in parents.items() for p in ps}
 
 
-def structural_hamming_distance(a: dict, b: dict, patterns: bool = True) -> int:
+def structural_hamming_distance(a: dict, b: dict, *, patterns: bool = True) -> int:
     """Number of node pairs whose connection differs between two graphs (parent maps
     over the same nodes): absent in one, or oriented differently.  With ``patterns``
     the graphs' patterns are compared, so Markov-equivalent DAGs are at distance 0.

@@ -32,7 +32,7 @@ def _entropy_of_counts(counts: np.ndarray, n: int) -> float:
     return float(math.log(n) - np.dot(c, np.log(c)) / n)
 
 
-def entropy(data: Dataset, variables, base: float = math.e) -> float:
+def entropy(data: Dataset, variables, *, base: float = math.e) -> float:
     """Joint entropy ``H(S)`` of a set of variables; ``H(empty set) = 0``.
 
     >>> import pandas as pd
@@ -47,12 +47,12 @@ def entropy(data: Dataset, variables, base: float = math.e) -> float:
     return _entropy_of_counts(counts, data.n_rows) / math.log(base)
 
 
-def mutual_information(data: Dataset, x, y, base: float = math.e) -> float:
+def mutual_information(data: Dataset, x, y, *, base: float = math.e) -> float:
     """``I(X; Y) = H(X) + H(Y) - H(X, Y)`` for two variable sets (or names)."""
     return conditional_mutual_information(data, x, y, [], base=base)
 
 
-def conditional_mutual_information(data: Dataset, a, b, c=(), base: float = math.e) -> float:
+def conditional_mutual_information(data: Dataset, a, b, c=(), *, base: float = math.e) -> float:
     """``I(A; B | C) = H(A,C) + H(B,C) - H(A,B,C) - H(C)`` for disjoint sets.
 
     Sparse counting keeps this cheap for the small sets (``|A|+|B|+|C| <= 2k+2``)
@@ -63,8 +63,8 @@ def conditional_mutual_information(data: Dataset, a, b, c=(), base: float = math
         raise InputError("A, B and C must be disjoint variable sets")
     if not ia or not ib:
         raise InputError("A and B must each hold at least one variable")
-    h = (entropy(data, ia + ic, base) + entropy(data, ib + ic, base)
-         - entropy(data, ia + ib + ic, base) - entropy(data, ic, base))
+    h = (entropy(data, ia + ic, base=base) + entropy(data, ib + ic, base=base)
+         - entropy(data, ia + ib + ic, base=base) - entropy(data, ic, base=base))
     return max(h, 0.0)   # clamps rounding noise of order 1e-16
 
 
@@ -102,7 +102,7 @@ def _mi_matrix_kernel(values_t, arities, pair_a, pair_b):
     return out
 
 
-def mutual_information_matrix(data: Dataset, base: float = math.e) -> np.ndarray:
+def mutual_information_matrix(data: Dataset, *, base: float = math.e) -> np.ndarray:
     """Pairwise mutual information ``I(X_i; X_j)`` of all variables (zero diagonal).
 
     Computed in parallel over pairs; symmetric and non-negative.

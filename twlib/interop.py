@@ -49,7 +49,7 @@ def to_pgmpy(net: BayesianNetwork):
     return model
 
 
-def from_pgmpy(model, name: str = "pgmpy") -> BayesianNetwork:
+def from_pgmpy(model, *, name: str = "pgmpy") -> BayesianNetwork:
     """A twlib network from a pgmpy discrete Bayesian network with all its CPDs."""
     variables = list(model.nodes())
     states, parents, cpts = {}, {}, {}
@@ -85,7 +85,7 @@ def _to_pyagrum_axes(potential, axes, table):
                                                      for name in reversed(sequence)]))
 
 
-def from_pyagrum(bn, name: str | None = None) -> BayesianNetwork:
+def from_pyagrum(bn, *, name: str | None = None) -> BayesianNetwork:
     """A twlib network from a ``pyagrum.BayesNet``."""
     variables = [bn.variable(i).name() for i in sorted(bn.nodes())]     # in insertion order
     states, parents, cpts = {}, {}, {}

@@ -326,14 +326,15 @@ class Knowledge:
         return out
 
 
-def expert_knowledge(parents: dict, required_share: float = 0.1, n_tiers: int = 3,
+def expert_knowledge(parents: dict, *, required_share: float = 0.1, n_tiers: int = 3,
                      forbidden_share: float = 0.0, random_state=None) -> Knowledge:
     """What an expert who knows a network (``{child: [parents]}``) could say of it,
     for experiments: its topological order cut into ``n_tiers`` tiers (0: none),
     a random ``required_share`` of its arcs required, and the reversals of
     another ``forbidden_share`` of them forbidden.
 
-    >>> know = expert_knowledge({"a": [], "b": ["a"], "c": ["b"]}, 0.5, 2, random_state=0)
+    >>> know = expert_knowledge({"a": [], "b": ["a"], "c": ["b"]}, required_share=0.5, n_tiers=2,
+    ...                 random_state=0)
     >>> know.tiers, len(know.required), know.violations({"a": [], "b": ["a"], "c": ["b"]})
     ([['a', 'b'], ['c']], 1, [])
     """

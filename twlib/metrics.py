@@ -36,7 +36,7 @@ def hellinger(p, q) -> float:
                           for a, b in _pairs(p, q)]))
 
 
-def max_absolute_error(p, q, reduce: str = "mean") -> float:
+def max_absolute_error(p, q, *, reduce: str = "mean") -> float:
     """Per variable the largest ``|p(x) - q(x)|``; averaged over variables
     (``reduce="mean"``, Nie et al. 2016's A_err) or their maximum (``"max"``)."""
     per = [np.abs(a - b).max(axis=-1).mean() for a, b in _pairs(p, q)]

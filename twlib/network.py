@@ -47,7 +47,8 @@ class BayesianNetwork:
     (['rain'], [0.1, 0.9])
     """
 
-    def __init__(self, variables, states: dict, parents: dict, cpts: dict, name: str = "unknown"):
+    def __init__(self, variables, states: dict, parents: dict, cpts: dict, *,
+                 name: str = "unknown"):
         self.name = name
         self.variables = [str(v) for v in variables]
         if len(set(self.variables)) != len(self.variables):
@@ -117,13 +118,13 @@ class BayesianNetwork:
         """Free parameters: ``sum_i q_i (r_i - 1)``."""
         return int(sum((t.shape[0] - 1) * (t.size // t.shape[0]) for t in self._cpts.values()))
 
-    def draw(self, ax=None, **options):
+    def draw(self, *, ax=None, **options):
         """Draw the network (see :func:`twlib.drawing.draw_network` for the
         options: highlighted variables, evidence, an assignment, arcs compared
         with another network); returns the matplotlib axes."""
         from .drawing import draw_network
 
-        return draw_network(self, ax, **options)
+        return draw_network(self, ax=ax, **options)
 
     def _repr_png_(self):
         from .drawing import network_png
@@ -138,7 +139,7 @@ class BayesianNetwork:
             raise UnknownName(f"no variable named {v!r} in network {self.name!r}")
         return v
 
-    def allclose(self, other: "BayesianNetwork", atol: float = 0.0) -> bool:
+    def allclose(self, other: "BayesianNetwork", *, atol: float = 0.0) -> bool:
         """Same variables, states, parents and CPTs (within ``atol``)."""
         return (self.variables == other.variables
                 and all(self._states[v] == other._states[v] for v in self.variables)
@@ -148,7 +149,7 @@ class BayesianNetwork:
 
     # ----------------------------------------------------------- estimation
     @classmethod
-    def fit(cls, data: Dataset, parents: dict, estimator: str = "mle", ess: float = 1.0,
+    def fit(cls, data: Dataset, parents: dict, *, estimator: str = "mle", ess: float = 1.0,
             name: str = "fitted") -> "BayesianNetwork":
         """CPTs estimated from data for a given structure.
 
@@ -194,7 +195,7 @@ class BayesianNetwork:
                                  f"{data.states[data.index(v)]} vs {self._states[v]}")
         return data.values[:, data.indices(self.variables)]
 
-    def log_likelihood(self, data: Dataset, per_row: bool = False):
+    def log_likelihood(self, data: Dataset, *, per_row: bool = False):
         """Natural-log likelihood of the rows; ``per_row=True`` gives each row's value.
 
         Rows that the network gives probability zero score ``-inf``.
@@ -212,7 +213,7 @@ class BayesianNetwork:
         return out if per_row else float(out.sum())
 
     # --------------------------------------------------------------- sampling
-    def sample(self, n: int, random_state=None) -> Dataset:
+    def sample(self, n: int, *, random_state=None) -> Dataset:
         """``n`` rows by ancestral (forward) sampling, as a :class:`Dataset`.
 
         >>> net = BayesianNetwork(["a"], {"a": ["x", "y"]}, {}, {"a": np.array([0.3, 0.7])})
@@ -249,7 +250,7 @@ def _draw(values, col, pcols, arities, cumulative, uniforms):
         values[i, col] = k
 
 
-def random_network(n_vars: int, n_arcs: int | None = None, max_in: int = 3,
+def random_network(n_vars: int, *, n_arcs: int | None = None, max_in: int = 3,
                    max_out: int | None = None, arities=2, concentration: float = 0.5,
                    window: int | None = None, random_state=None,
                    name: str = "random") -> BayesianNetwork:

@@ -101,7 +101,7 @@ def blocks(items, parts: int) -> list:
     return out
 
 
-def run_tasks(executor, fn, shared, args, progress=None) -> list:
+def run_tasks(executor, fn, shared, args, *, progress=None) -> list:
     """``[fn(shared, *a) for a in args]``, on ``executor``'s workers when one is given.
 
     ``shared`` is sent once per worker (scattered on Dask); each ``a`` is a

@@ -77,7 +77,7 @@ def _draw(net, kind, rng, skeleton, max_evidence):
     return Query(kind, q, evidence)
 
 
-def generate_queries(net: BayesianNetwork, kind: str, count: int, random_state=None,
+def generate_queries(net: BayesianNetwork, kind: str, count: int, *, random_state=None,
                      max_evidence: int = 5, reject_impossible: bool = True,
                      jt: JunctionTree | None = None) -> list:
     """``count`` queries of one kind on ``net``.
@@ -108,14 +108,15 @@ def generate_queries(net: BayesianNetwork, kind: str, count: int, random_state=N
     return out
 
 
-def query_set(net: BayesianNetwork, per_kind: int = 500, random_state=None,
+def query_set(net: BayesianNetwork, *, per_kind: int = 500, random_state=None,
               jt: JunctionTree | None = None, **kw) -> list:
     """``per_kind`` queries of every kind, each kind from its own spawned seed
     (``jt``: a junction tree of ``net`` already built, for the evidence check)."""
     seeds = np.random.SeedSequence(random_state).spawn(len(QUERY_KINDS))
     jt = JunctionTree(net) if jt is None else jt
     return [q for kind, seed in zip(QUERY_KINDS, seeds)
-            for q in generate_queries(net, kind, per_kind, np.random.default_rng(seed), jt=jt, **kw)]
+            for q in generate_queries(net, kind, per_kind,
+                                      random_state=np.random.default_rng(seed), jt=jt, **kw)]
 
 
 def answer_queries(model, queries) -> list:

@@ -241,7 +241,7 @@ def _first_subset(masks, cand):
 
 
 # --------------------------------------------------------------------------- API
-def local_score(data: Dataset, child, parents=(), score: str = "bic", ess: float = 1.0) -> float:
+def local_score(data: Dataset, child, parents=(), *, score: str = "bic", ess: float = 1.0) -> float:
     """Score of one family: ``child`` given the parent set ``parents``.
 
     >>> import pandas as pd
@@ -261,7 +261,7 @@ def local_score(data: Dataset, child, parents=(), score: str = "bic", ess: float
                                dense_limit(data.n_rows)))
 
 
-def network_score(data: Dataset, parents: dict, score: str = "bic", ess: float = 1.0) -> float:
+def network_score(data: Dataset, parents: dict, *, score: str = "bic", ess: float = 1.0) -> float:
     """Sum of the local scores of every variable given its parents.
 
     ``parents`` maps each variable of ``data`` to its parent list (missing
@@ -270,7 +270,8 @@ def network_score(data: Dataset, parents: dict, score: str = "bic", ess: float =
     unknown = [v for v in parents if v not in data.names]
     if unknown:
         raise UnknownName(f"variables not in the data: {unknown}")
-    return float(sum(local_score(data, v, parents.get(v, ()), score, ess) for v in data.names))
+    return float(sum(local_score(data, v, parents.get(v, ()), score=score, ess=ess)
+                     for v in data.names))
 
 
 class FamilyScorer:
@@ -291,7 +292,7 @@ class FamilyScorer:
     [0.0, -2.773]
     """
 
-    def __init__(self, data: Dataset, score: str = "bic", ess: float = 1.0):
+    def __init__(self, data: Dataset, *, score: str = "bic", ess: float = 1.0):
         self.kind = _check_score(score, ess)
         self.score = score
         self.ess = float(ess)
@@ -351,7 +352,7 @@ class FamilyScorer:
         self.with_each_added(child, parents, _others(self.data.n_vars, child, parents))
         return self._rows[(child, parents)].copy()
 
-    def candidate_sets(self, child: int, max_parents: int, top: int = 8,
+    def candidate_sets(self, child: int, max_parents: int, *, top: int = 8,
                        budget: int = 32) -> list:
         """Good parent sets of ``child`` of at most ``max_parents`` parents, best first,
         as ``[(score, parents)]``; the empty set is always among them.
@@ -410,7 +411,7 @@ class FamilyScorer:
         return sorted(((s, ps) for ps, s in kept.items() if ps not in dominated),
                       key=lambda t: (-t[0], len(t[1])))
 
-    def candidate_lists(self, max_parents: int, executor=None, top: int = 8,
+    def candidate_lists(self, max_parents: int, *, executor=None, top: int = 8,
                         budget: int = 32) -> list:
         """:meth:`candidate_sets` of every variable, in blocks of variables on the
         workers of ``executor`` when one is given (each block sent with its
@@ -427,9 +428,9 @@ class FamilyScorer:
         True
         """
         n = self.data.n_vars
-        self.prefetch([(v, ()) for v in range(n)], executor)
+        self.prefetch([(v, ()) for v in range(n)], executor=executor)
         if executor is None:
-            return [self.candidate_sets(v, max_parents, top, budget) for v in range(n)]
+            return [self.candidate_sets(v, max_parents, top=top, budget=budget) for v in range(n)]
         parts = blocks(list(range(n)), task_count(executor))
         results = run_tasks(executor, _candidate_block,
                             (self.data, self.score, self.ess, max_parents, top, budget),
@@ -441,7 +442,7 @@ class FamilyScorer:
                 self._cache.setdefault((v, parents), value)
         return lists
 
-    def prefetch(self, families, executor=None) -> None:
+    def prefetch(self, families, *, executor=None) -> None:
         """Score each family ``(child, parents)`` and its growths by every other
         variable -- the rows a local search reads first -- and remember them as
         :meth:`with_each_added` would.
@@ -468,7 +469,7 @@ class FamilyScorer:
         empty = [key for key in todo if not key[1]]
         if (2 * len(empty) > self.data.n_vars
                 and int(self._arities.max()) ** 2 <= self._dense):
-            matrix = self.single_parent_matrix(executor)
+            matrix = self.single_parent_matrix(executor=executor)
             for child, parents in empty:
                 self(child, parents)
                 self._rows[(child, parents)] = matrix[child]      # a view: no copy
@@ -485,7 +486,7 @@ class FamilyScorer:
                 self._rows[key] = row
                 self._row_entries += int(np.count_nonzero(~np.isnan(row)))
 
-    def single_parent_matrix(self, executor=None) -> np.ndarray:
+    def single_parent_matrix(self, *, executor=None) -> np.ndarray:
         """``M[v, u]``: the score of ``v`` with the single parent ``u``, for every pair
         (NaN on the diagonal).
 
@@ -647,7 +648,8 @@ def _candidate_block(shared, rows):
     for child, value, row in rows:
         scorer._cache[(child, ())] = value
         scorer._rows[(child, ())] = row
-    return [scorer.candidate_sets(child, max_parents, top, budget) for child, _, _ in rows]
+    return [scorer.candidate_sets(child, max_parents, top=top, budget=budget) for child, _,
+            _ in rows]
 
 
 def _score_block(shared, combos, todo):
@@ -786,11 +788,11 @@ class ParentSetScores:
     >>> a = rng.integers(0, 2, 500); b = a ^ (rng.random(500) < 0.1)
     >>> ds = Dataset.from_pandas(pd.DataFrame({"a": a, "b": b.astype(int)}))
     >>> pss = ParentSetScores(ds, score="bic", max_parents=1)
-    >>> pss.best("b", ["a"])[1]
+    >>> pss.best("b", candidates=["a"])[1]
     ('a',)
     """
 
-    def __init__(self, data: Dataset, score: str = "bic", ess: float = 1.0,
+    def __init__(self, data: Dataset, *, score: str = "bic", ess: float = 1.0,
                  max_parents: int = 3, prune=True, executor=None, knowledge=None):
         self.kind = _check_score(score, ess)
         if max_parents < 0:
@@ -884,7 +886,7 @@ class ParentSetScores:
         return out
 
     @classmethod
-    def from_candidates(cls, data: Dataset, candidates, score: str = "bic", ess: float = 1.0,
+    def from_candidates(cls, data: Dataset, candidates, *, score: str = "bic", ess: float = 1.0,
                         prune: bool = True, knowledge=None) -> "ParentSetScores":
         """Score only the given parent sets of each variable, and all their subsets.
 
@@ -1095,7 +1097,7 @@ class ParentSetScores:
         idx = np.array([self._var(v) for v in variables], dtype=np.int64).reshape(1, -1)
         return _masks(idx, self.n_vars)[0]
 
-    def best(self, var, candidates=None):
+    def best(self, var, *, candidates=None):
         """Best-scoring kept parent set of ``var`` inside ``candidates``.
 
         ``candidates`` defaults to every other variable.  Returns
@@ -1136,7 +1138,7 @@ class ParentSetScores:
         Path(path).write_text("\n".join(lines) + "\n")
 
     @classmethod
-    def from_file(cls, path, score: str = "unknown") -> "ParentSetScores":
+    def from_file(cls, path, *, score: str = "unknown") -> "ParentSetScores":
         """Read a score file written by :meth:`to_file` or GOBNILP (names or 0-based indices)."""
         tokens_by_line = [(no, ln.split()) for no, ln in
                           enumerate(Path(path).read_text().splitlines(), start=1) if ln.strip()]

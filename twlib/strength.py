@@ -65,7 +65,7 @@ def _check_method(method):
         raise InputError(f"method must be one of {STRENGTH_METHODS}, got {method!r}")
 
 
-def arc_strengths(net: BayesianNetwork, method: str = "exact", jt: JunctionTree | None = None,
+def arc_strengths(net: BayesianNetwork, *, method: str = "exact", jt: JunctionTree | None = None,
                   max_memory_gb: float = 4.0) -> dict:
     """``{(X, Y): Strength(X, Y)}`` for every arc of ``net``, in nats.
 
@@ -97,11 +97,11 @@ def arc_strengths(net: BayesianNetwork, method: str = "exact", jt: JunctionTree 
     return out
 
 
-def network_strength(net: BayesianNetwork, method: str = "exact", **kw) -> float:
+def network_strength(net: BayesianNetwork, *, method: str = "exact", **kw) -> float:
     """Sum of the arc strengths divided by the number of variables (Rosland, 3.2.1).
 
     >>> from twlib.datasets import load_network
     >>> round(network_strength(load_network("asia")), 4)
     0.097
     """
-    return float(sum(arc_strengths(net, method, **kw).values()) / len(net.variables))
+    return float(sum(arc_strengths(net, method=method, **kw).values()) / len(net.variables))

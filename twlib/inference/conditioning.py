@@ -93,7 +93,7 @@ def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset
     arity = {v: model.arity(v) for v in model.variables}
     chosen = []
     while True:
-        order = elimination_order(graph, "auto", weights=arity, restarts=0) if graph else []
+        order = elimination_order(graph, method="auto", weights=arity, restarts=0) if graph else []
         cliques = clique_tree(graph, order)[0] if graph else []
         sizes = [math.prod(arity[v] for v in c) for c in cliques]
         entries, largest = sum(sizes), max(sizes, default=0)

@@ -100,7 +100,7 @@ def marginal_map(model, query, evidence=None, *, max_memory_gb: float = 4.0,
     free = [v for v in model.variables if v not in ev]
     graph = FactorModel(free, {v: model.states(v) for v in free}, factors).interaction_graph()
     if order is None:
-        order = elimination_order(graph, "auto", weights=arity, last=query)
+        order = elimination_order(graph, method="auto", weights=arity, last=query)
     order = list(order)
     if sorted(order, key=str) != sorted(free, key=str) or any(
             v in query for v in order[:len(free) - len(query)]):

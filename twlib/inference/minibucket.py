@@ -335,7 +335,7 @@ def _order(tables, free, names, order):
         graph.add_nodes_from(free)
         for scope, _ in tables:
             graph.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1:])
-        return list(elimination_order(graph, "min-fill")) if free else []
+        return list(elimination_order(graph, method="min-fill")) if free else []
     index = {v: k for k, v in enumerate(names)}
     unknown = [v for v in order if v not in index]
     if unknown:

@@ -54,7 +54,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     # the restarts that look for a smaller tree get a twentieth of the time: they
     # decide whether the tree fits, and are lost time when it does not (and not
     # tried when the greedy orders miss the budget by orders of magnitude)
-    tree_order = elimination_order(model.interaction_graph(), "auto",
+    tree_order = elimination_order(model.interaction_graph(), method="auto",
                                    weights={v: model.arity(v) for v in model.variables},
                                    time_limit=time_limit / 20,
                                    stop_above=FAR_OVER * tree_gb * 2**30 / 8)

@@ -268,7 +268,7 @@ def _relabelled(net: BayesianNetwork, labels: dict) -> BayesianNetwork:
                            {v: net.cpt(v) for v in net.variables}, name=net.name)
 
 
-def loads(text: str, source: str = "<string>") -> BayesianNetwork:
+def loads(text: str, *, source: str = "<string>") -> BayesianNetwork:
     """Parse BIF text into a :class:`BayesianNetwork`."""
     return _Parser(text, source).parse()
 
@@ -281,7 +281,7 @@ def read(path) -> BayesianNetwork:
     return loads(read_text(path), source=str(path))
 
 
-def safe_name(name: str, taken=()) -> str:
+def safe_name(name: str, *, taken=()) -> str:
     """A BIF-safe form of a name: characters outside ``[A-Za-z0-9_]`` become ``_``.
 
     Names that would start with a digit (or become empty) get a ``s`` prefix
@@ -297,7 +297,7 @@ def safe_name(name: str, taken=()) -> str:
     return out
 
 
-def dumps(net: BayesianNetwork, safe_names: bool = True) -> str:
+def dumps(net: BayesianNetwork, *, safe_names: bool = True) -> str:
     """BIF text of a network.
 
     With ``safe_names`` (default) variable and state names are rewritten by
@@ -307,10 +307,10 @@ def dumps(net: BayesianNetwork, safe_names: bool = True) -> str:
     """
     vname, sname = {}, {}
     for v in net.variables:
-        vname[v] = safe_name(v, set(vname.values())) if safe_names else v
+        vname[v] = safe_name(v, taken=set(vname.values())) if safe_names else v
         taken = set()
         for s in net.states(v):
-            s2 = safe_name(s, taken) if safe_names else s
+            s2 = safe_name(s, taken=taken) if safe_names else s
             taken.add(s2)
             sname[v, s] = s2
     lines = [f"network {safe_name(net.name) if safe_names else net.name} {{", "}"]
@@ -340,7 +340,7 @@ def dumps(net: BayesianNetwork, safe_names: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(net: BayesianNetwork, path, safe_names: bool = True) -> None:
+def write(net: BayesianNetwork, path, *, safe_names: bool = True) -> None:
     """Write a network as BIF (gzip-compressed if the name ends in ``.gz``)."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open

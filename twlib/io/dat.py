@@ -41,7 +41,7 @@ def dumps(data: Dataset) -> str:
     return "\n".join(lines) + "\n"
 
 
-def loads(text: str, source: str = "<string>") -> Dataset:
+def loads(text: str, *, source: str = "<string>") -> Dataset:
     lines = [ln.split() for ln in text.splitlines()]
     if len(lines) < 3:
         raise FormatError(f"{source}: a .dat file needs a names line, an arities line and data rows")

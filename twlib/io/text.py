@@ -48,7 +48,7 @@ def resolve(path) -> Path:
     raise DataNotFound(f"no such file: {path} (nor {packed.name})")
 
 
-def read_text(path, encoding: str = "utf-8") -> str:
+def read_text(path, *, encoding: str = "utf-8") -> str:
     """The text of ``path`` (or of ``path.gz``), decompressed when the name ends in ``.gz``.
 
     Raises FormatError for a directory, an empty or binary file, a broken gzip

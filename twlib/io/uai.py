@@ -65,7 +65,7 @@ class _Tokens:
         return out
 
 
-def loads(text: str, source: str = "<string>") -> FactorModel:
+def loads(text: str, *, source: str = "<string>") -> FactorModel:
     """Parse a UAI model; variables are named ``"0" .. "n-1"``, states ``"0" .. "r-1"``."""
     tok = _Tokens(text, source)
     kind = tok.next("MARKOV or BAYES").upper()

@@ -23,7 +23,7 @@ from .result import LearnResult
 __all__ = ["chow_liu_tree", "learn"]
 
 
-def chow_liu_tree(data: Dataset, mi: np.ndarray | None = None):
+def chow_liu_tree(data: Dataset, *, mi: np.ndarray | None = None):
     """The undirected Chow-Liu tree (networkx Graph over variable names, MI as weights)."""
     if mi is None:
         mi = mutual_information_matrix(data)
@@ -115,7 +115,7 @@ def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bic", ess: f
         tree = _constrained_tree(data, mi, knowledge)
         parents = _rooted(tree, knowledge, root if root is not None else data.names[0])
     else:
-        tree = chow_liu_tree(data, mi)
+        tree = chow_liu_tree(data, mi=mi)
         parents = orient_tree(tree, root=root if root is not None else data.names[0])
     net = BayesianNetwork.fit(data, parents, estimator=estimator, ess=ess, name="chow-liu")
     order = list(reversed(net.topological_order()))       # leaves before their parents
@@ -123,7 +123,7 @@ def learn(data: Dataset | pd.DataFrame, *, root=None, score: str = "bic", ess: f
     if width > 1:
         raise InternalError(f"a tree's leaf-first order has width {width}")
     total_mi = float(sum(w for _, _, w in tree.edges(data="weight")))
-    return LearnResult(network=net, score=network_score(data, parents, score, ess),
+    return LearnResult(network=net, score=network_score(data, parents, score=score, ess=ess),
                        status="complete" if knowledge else "optimal",
                        stats={"score": score, "seconds": time.perf_counter() - start,
                               "i_score": total_mi},

@@ -165,7 +165,7 @@ def _start(families: _Families, data: IncompleteDataset, init, ess, states, rng)
     return BayesianNetwork(families.variables, states, families.parents, cpts, name="start")
 
 
-def start_parameters(data, structure, init: str = "available", parameter_ess: float | None = 1.0,
+def start_parameters(data, structure, *, init: str = "available", parameter_ess: float | None = 1.0,
                      random_state=None) -> BayesianNetwork:
     """The CPTs :func:`fit_parameters` starts from (``init`` as there), as a network:
     to start another EM implementation at the same point.
@@ -331,7 +331,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_iter: int = 20,
 
     >>> from twlib.datasets import load_network
     >>> from twlib.data import mask_mcar
-    >>> holes = mask_mcar(load_network("asia").sample(3000, random_state=0), 0.2, 1)
+    >>> holes = mask_mcar(load_network("asia").sample(3000, random_state=0), 0.2, random_state=1)
     >>> res = structural_em(holes, 2, time_limit=20, random_state=0)
     >>> res.width <= 2, res.stats["history"][0]["kept"]
     (True, True)
@@ -339,7 +339,7 @@ def structural_em(data, k: int, *, time_limit: float = 60.0, max_iter: int = 20,
     started = clock.now()
     deadline = started + time_limit
     data = _as_incomplete(data)
-    check_width_bound(k, data.n_vars)
+    check_width_bound(k, n_vars=data.n_vars)
     check_time_limit(time_limit)
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) \
             or max_iter < 1:

@@ -254,11 +254,11 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
             neg, _, forbidden, masks = heapq.heappop(heap)
             waiting.discard(forbidden)
             graph = _moral(masks, n)
-            if treewidth_at_most(graph, k, MAX_VARS):
+            if treewidth_at_most(graph, k, max_nodes=MAX_VARS):
                 best_score, best_masks = -neg, masks      # the best bound of all, met
                 continue
             expanded += 1
-            obstruction = width_obstruction(graph, k, MAX_VARS,
+            obstruction = width_obstruction(graph, k, max_nodes=MAX_VARS,
                                             weights=search.edge_losses(forbidden, masks, graph))
             sizes.append(obstruction.number_of_edges())
             pairs = []
@@ -302,7 +302,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
 
 def _certificate(graph, k) -> list:
     """An elimination order of width ``<= k``: min-fill's if it is one, else the exact one."""
-    order = elimination_order(graph, "min-fill")
+    order = elimination_order(graph, method="min-fill")
     if elimination_width(graph, order) > k:
         width, order = treewidth_exact(graph, max_nodes=MAX_VARS)
         if width > k:
@@ -318,12 +318,12 @@ def _start(pss, k, start: dict):
     masks = np.zeros(pss.n_vars, dtype=np.uint64)
     score = 0.0
     for v, name in enumerate(pss.names):
-        s, parents = pss.best(name, list(start.get(name, ())))
+        s, parents = pss.best(name, candidates=list(start.get(name, ())))
         score += s
         masks[v] = pss.mask_of(parents)[0] if parents else 0
     if find_cycle(_parent_map(masks, pss.n_vars)) is not None:
         raise InputError("the start has a directed cycle")
-    if not treewidth_at_most(_moral(masks, pss.n_vars), k, MAX_VARS):
+    if not treewidth_at_most(_moral(masks, pss.n_vars), k, max_nodes=MAX_VARS):
         raise InputError(f"the start's tree-width is over k = {k}")
     return score, masks
 

@@ -174,11 +174,11 @@ def _as_indices(pss, order):
     return idx
 
 
-def order_network(pss: ParentSetScores, order, allowed=None):
+def order_network(pss: ParentSetScores, order, *, allowed=None):
     """``(score, parents)`` of the best network consistent with ``order``.
 
     >>> from twlib.datasets import load_sklearn
-    >>> pss = ParentSetScores(load_sklearn("iris"), "bic", max_parents=2)
+    >>> pss = ParentSetScores(load_sklearn("iris"), score="bic", max_parents=2)
     >>> score, parents = order_network(pss, pss.names)
     >>> parents[pss.names[0]]
     []
@@ -228,9 +228,9 @@ def fas_weights(pss: ParentSetScores, graph: nx.DiGraph) -> dict:
         for p in best:
             rest = [q for q in best if q != p]
             if pss.data is not None:
-                without = local_score(pss.data, child, rest, pss.score, pss.ess)
+                without = local_score(pss.data, child, rest, score=pss.score, ess=pss.ess)
             else:
-                without = pss.best(child, rest)[0]
+                without = pss.best(child, candidates=rest)[0]
             weights[(p, child)] = full - without
     return weights
 
@@ -310,7 +310,7 @@ def _dfs_order(graph: nx.DiGraph, rng) -> list:
     return order
 
 
-def initial_orders(pss: ParentSetScores, method: str = "random", count: int = 1,
+def initial_orders(pss: ParentSetScores, *, method: str = "random", count: int = 1,
                    random_state=None) -> np.ndarray:
     """``count`` initial orders (rows of variable indices) by ``method``.
 
@@ -368,7 +368,7 @@ def respecting(order, required) -> list:
     return out
 
 
-def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
+def order_search(pss: ParentSetScores, *, init="random", restarts: int = 100,
                  max_swaps: int = 100, strategy: str = "best", random_state=None,
                  allowed=None) -> LearnResult:
     """Order-based greedy search with restarts (Perez Urcia & Maua 2015).
@@ -394,7 +394,7 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
         max_swaps+1) and ``upper_bound`` (the score of G-bar).
 
     >>> from twlib.datasets import load_sklearn
-    >>> pss = ParentSetScores(load_sklearn("wine"), "bic", max_parents=2)
+    >>> pss = ParentSetScores(load_sklearn("wine"), score="bic", max_parents=2)
     >>> res = order_search(pss, init="fas", restarts=5, random_state=0)
     >>> res.score <= res.stats["upper_bound"]
     True
@@ -405,7 +405,7 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
     if max_swaps < 0 or restarts < 1:
         raise InputError("restarts must be >= 1 and max_swaps >= 0")
     if isinstance(init, str):
-        orders = initial_orders(pss, init, restarts, random_state)
+        orders = initial_orders(pss, method=init, count=restarts, random_state=random_state)
     else:
         orders = np.array([_as_indices(pss, o) for o in np.atleast_2d(init)], dtype=np.int64)
         restarts = orders.shape[0]
@@ -421,7 +421,7 @@ def order_search(pss: ParentSetScores, init="random", *, restarts: int = 100,
                                             strategy == "best")
     finals = -trajectories[:, -1]
     best = int(np.argmax(finals))
-    score, parents = order_network(pss, final_orders[best], allowed)
+    score, parents = order_network(pss, final_orders[best], allowed=allowed)
     if not math.isclose(score, finals[best], rel_tol=1e-9, abs_tol=1e-9):
         raise InternalError("incremental score differs from the order's network score")
     network = fit_to_scores(pss, parents, "order-search")
@@ -456,12 +456,12 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
         raise InputError(f"init must be one of {INITS}, got {init!r}")
     pss = ParentSetScores(as_dataset(data), score=score, ess=ess, max_parents=max_parents,
                           knowledge=knowledge)
-    return order_search(pss, init, restarts=restarts, max_swaps=max_swaps, strategy=strategy,
+    return order_search(pss, init=init, restarts=restarts, max_swaps=max_swaps, strategy=strategy,
                         random_state=random_state)
 
 
 # ------------------------------------------------------------------ hill climbing
-def hill_climb(pss: ParentSetScores, start: dict | None = None, *, max_iter: int = 1000,
+def hill_climb(pss: ParentSetScores, *, start: dict | None = None, max_iter: int = 1000,
                tabu_length: int = 0) -> LearnResult:
     """Structure-based hill climbing: add, remove or reverse one arc at a time.
 
@@ -472,7 +472,7 @@ def hill_climb(pss: ParentSetScores, start: dict | None = None, *, max_iter: int
     network seen, until ``max_iter``.
 
     >>> from twlib.datasets import load_sklearn
-    >>> pss = ParentSetScores(load_sklearn("iris"), "bic", max_parents=2, prune=False)
+    >>> pss = ParentSetScores(load_sklearn("iris"), score="bic", max_parents=2, prune=False)
     >>> hill_climb(pss).status
     'complete'
     """

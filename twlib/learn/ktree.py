@@ -93,7 +93,7 @@ def _result(mi, names, root, steps, expanded, generated):
                        generated)
 
 
-def guided_ktree(mi, k: int, root=None, names=None, priority: str = "f",
+def guided_ktree(mi, k: int, *, root=None, names=None, priority: str = "f",
                  contains: nx.Graph | None = None) -> KTreeSearch:
     """Algorithm 1 of Nie et al. (2016): a k-tree of high I-score from a root clique.
 
@@ -258,7 +258,7 @@ def required_frame(knowledge, k: int) -> nx.Graph:
     return induced_graph(moral, order)
 
 
-def best_ktree(mi, k: int, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
+def best_ktree(mi, k: int, *, root=None, names=None, max_states: int = 2_000_000) -> KTreeSearch:
     """The k-tree of maximum I-score containing ``root``, by exact A* (small n only).
 
     States are identified by their set of k-cliques, so each distinct partial
@@ -366,7 +366,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bic", ess:
     if isinstance(data, ParentSetScores):
         pss = data
     else:
-        pss = ParentSetScores.from_candidates(data, clique_families(ktree, k), score, ess,
+        pss = ParentSetScores.from_candidates(data, clique_families(ktree, k), score=score, ess=ess,
                                               knowledge=knowledge)
     n = pss.n_vars
     if method == "exact" or (method == "auto" and n <= exact_max_vars):
@@ -375,9 +375,10 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bic", ess:
         rng = np.random.default_rng(random_state)
         index = {v: i for i, v in enumerate(pss.names)}
         first = [index[v] for v in _order_from_construction(ktree)]
-        fas = greedy.initial_orders(pss, "fas", max(1, restarts // 2), rng.integers(2**32))
-        rand = greedy.initial_orders(pss, "random", max(1, restarts - len(fas) - 1),
-                                     rng.integers(2**32))
+        fas = greedy.initial_orders(pss, method="fas", count=max(1, restarts // 2),
+                                    random_state=rng.integers(2**32))
+        rand = greedy.initial_orders(pss, method="random", count=max(1, restarts - len(fas) - 1),
+                                     random_state=rng.integers(2**32))
         orders = np.vstack([np.array([first]), fas, rand])
         res = greedy.order_search(pss, init=orders, max_swaps=max_swaps or n * n)
     order = ktree_elimination_order(ktree, k)
@@ -394,7 +395,7 @@ def best_dag_in_ktree(data, ktree: nx.Graph, k: int, *, score: str = "bic", ess:
 def _check_learn(data, k, ktree_search, time_limit):
     if data.n_vars < 2:
         raise InputError(f"learning a network needs at least two variables, got {data.n_vars}")
-    check_width_bound(k, data.n_vars)
+    check_width_bound(k, n_vars=data.n_vars)
     check_time_limit(time_limit)
     if ktree_search not in KTREE_SEARCHES:
         raise InputError(f"ktree_search must be one of {KTREE_SEARCHES}, got {ktree_search!r}")
@@ -485,7 +486,7 @@ def _learn(data, k, score, ess, time_limit, max_iter, ktree_search, dag_method, 
             if best is None or res.score > best.score:
                 best = res
         history.append({"iteration": it, "root": [names[r] for r in root],
-                        "i_score": i_score(tree, mi, names), "score": dag_score,
+                        "i_score": i_score(tree, mi, names=names), "score": dag_score,
                         "best": best.score, "seconds": clock.now() - started})
         bar.set_postfix({score: f"{best.score:.2f}"}, refresh=False)
         bar.update()

@@ -33,7 +33,7 @@ KNOWLEDGE_METHODS = ("auto", "bounded", "ktree", "chow_liu", "order_graph", "ilp
 MISSING = ("em", "error")
 
 
-def training_data(X, missing: str = "em"):
+def training_data(X, *, missing: str = "em"):
     """The training data as a Dataset, or an IncompleteDataset when cells are
     missing and ``missing="em"``."""
     if missing not in MISSING:
@@ -72,7 +72,7 @@ def learn_by_name(X, k: int, *, method: str = "auto", score: str = "bic",
                          f"{method!r}")
     check_time_limit(time_limit)
     started = clock.now()
-    data = training_data(X, missing)
+    data = training_data(X, missing=missing)
     # the limit covers the whole call: coding a wide DataFrame takes seconds
     time_limit = clock.remaining(time_limit, started)
     if isinstance(data, IncompleteDataset):

@@ -672,7 +672,7 @@ def remaining_cost_table(pss: ParentSetScores) -> np.ndarray:
     return table[everything ^ np.arange(1 << problem.n)]   # index by placed set U
 
 
-def astar(pss: ParentSetScores, heuristic: str = "simple", *, max_nodes: int | None = None,
+def astar(pss: ParentSetScores, *, heuristic: str = "simple", max_nodes: int | None = None,
           max_memory_gb: float = 4.0, group_size: int | None = None,
           trace: bool = False) -> LearnResult:
     """Optimal network by A* search in the order graph (Wu 2010, Figure 3.1).
@@ -801,6 +801,6 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
     if method == "dp":
         res = dp(pss, max_memory_gb=max_memory_gb)
     else:
-        res = astar(pss, heuristic, max_memory_gb=max_memory_gb)
+        res = astar(pss, heuristic=heuristic, max_memory_gb=max_memory_gb)
     res.stats["method"] = method
     return res

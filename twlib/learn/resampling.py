@@ -134,7 +134,7 @@ def averaged_structure(counts: np.ndarray, n_resamples: int, names: list, k: int
     return parents, order, width
 
 
-def bootstrap(data, k: int, n_resamples: int = 100, *, threshold: float = 0.5,
+def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
               score: str = "bic", ess: float = 1.0, max_iter: int | None = 3,
               time_limit: float = 60.0, random_state=None, executor=None,
               progress: bool = False) -> BootstrapResult:
@@ -170,7 +170,7 @@ def bootstrap(data, k: int, n_resamples: int = 100, *, threshold: float = 0.5,
         ``n_resamples`` says how many, and ``stats["interrupted"]`` is set.
     """
     data = as_dataset(data)
-    check_width_bound(k, data.n_vars)
+    check_width_bound(k, n_vars=data.n_vars)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
             or n_resamples < 1:
         raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")

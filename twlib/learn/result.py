@@ -92,7 +92,7 @@ def relative_gap(score: float, bound: float) -> float:
     return 100.0 * max(bound - score, 0.0) / max(abs(score), 1e-12)
 
 
-def check_width_bound(k, n_vars: int | None = None) -> None:
+def check_width_bound(k, *, n_vars: int | None = None) -> None:
     """Raise InputError unless ``k`` is an integer tree-width bound ``>= 1`` (and
     ``< n_vars`` when given: a bound of ``n - 1`` binds nothing).
 

@@ -37,7 +37,7 @@ class TreeStructure:
         self.arity = {v: model.arity(v) for v in model.variables}
         graph = model.interaction_graph()
         self.order = (list(order) if order is not None
-                      else elimination_order(graph, order_method, weights=self.arity))
+                      else elimination_order(graph, method=order_method, weights=self.arity))
         cliques, edges = clique_tree(graph, self.order)
         self.cliques = cliques
         self.width = max(len(c) for c in cliques) - 1
@@ -353,7 +353,7 @@ class TreeStructure:
         the matplotlib axes."""
         from ...drawing import draw_junction_tree
 
-        return draw_junction_tree(self, ax, **options)
+        return draw_junction_tree(self, ax=ax, **options)
 
     def __repr__(self):
         return (f"JunctionTree({self.net.name!r}: {len(self.cliques)} cliques, "

@@ -34,7 +34,7 @@ def _check(data: Dataset, k, time_limit, max_iter):
     n = data.n_vars
     if n < 2:
         raise InputError(f"learning a network needs at least two variables, got {n}")
-    check_width_bound(k, n)
+    check_width_bound(k, n_vars=n)
     check_time_limit(time_limit)
     if max_iter is not None and not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
         raise InputError(f"max_iter (hill-climbing restarts) must be an integer >= 1 or None, "

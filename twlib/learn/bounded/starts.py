@@ -137,7 +137,7 @@ def ktree_start(scorer, k: int, rng, seconds: float, method: str = "k-greedy",
 
     Returns the parents by column, the certificate order, the score and the
     number of runs."""
-    candidates = scorer.candidate_lists(k, executor)
+    candidates = scorer.candidate_lists(k, executor=executor)
     if method == "k-max":
         grow = partial(k_max, candidates, k, rng, table=candidate_table(candidates, k))
     else:

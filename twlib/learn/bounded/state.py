@@ -48,7 +48,8 @@ class SearchState:
         self.min_fill_budget = MIN_FILL_PER_ROUND
         self.undecided = 0
         self.checks = checks      # shared by the states of one run: counts of width checks
-        scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k], executor)
+        scorer.prefetch([(v, parents[v]) for v in range(n) if len(parents[v]) < k],
+                        executor=executor)
         for v in range(n):
             self._set(v, tuple(sorted(parents[v])))
         self._make_scratch()

@@ -90,7 +90,7 @@ def packing_families(members_set, child, members) -> np.ndarray:
     return inside[child] & ((inside & ~members).sum(axis=1) == 1)
 
 
-def violated_packings(child, members, values, n, largest: int = 4, max_cuts: int = _MAX_CUTS):
+def violated_packings(child, members, values, n, *, largest: int = 4, max_cuts: int = _MAX_CUTS):
     """Sets of 3 to ``largest`` variables whose set-packing row the LP point
     violates, most violated first: ``[(violation, bool row), ...]``.
 
@@ -189,7 +189,7 @@ def _strong_parts(weights, threshold):
     return parts
 
 
-def violated_clusters(child, members, values, n, exact: bool = True, time_limit: float = 5.0,
+def violated_clusters(child, members, values, n, *, exact: bool = True, time_limit: float = 5.0,
                       max_cuts: int = _MAX_CUTS, report_proof: bool = False,
                       search_nodes: int = _SEARCH_NODES):
     """Clusters whose constraint the LP point violates, most violated first.

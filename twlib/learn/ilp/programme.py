@@ -965,16 +965,16 @@ def _greedy_start(pss: ParentSetScores, time_limit: float) -> LearnResult:
     >>> from twlib.datasets import load_sklearn
     >>> from twlib.learn import greedy
     >>> pss = ParentSetScores(load_sklearn("wine"), max_parents=2)
-    >>> fas = greedy.order_search(pss, "fas", restarts=5, random_state=0)
+    >>> fas = greedy.order_search(pss, init="fas", restarts=5, random_state=0)
     >>> _greedy_start(pss, 10).score >= fas.score
     True
     """
     from .. import greedy
     started = clock.now()
-    best = greedy.order_search(pss, "fas", restarts=5, random_state=0)
+    best = greedy.order_search(pss, init="fas", restarts=5, random_state=0)
     idle = 0
     for seed in itertools.count():
-        run = greedy.order_search(pss, "dfs", restarts=_DFS_ROUND, random_state=seed)
+        run = greedy.order_search(pss, init="dfs", restarts=_DFS_ROUND, random_state=seed)
         if run.score > best.score:
             best, idle = run, 0
         else:

@@ -236,7 +236,7 @@ class _Master:
         return value, np.asarray(self.lp.getPrimal()), dual[:n], cut_duals
 
 
-def lp_bound(pss: ParentSetScores, time_limit: float = 60.0, exact_separation: bool = True,
+def lp_bound(pss: ParentSetScores, *, time_limit: float = 60.0, exact_separation: bool = True,
              packing: int = 4) -> dict:
     """The LP relaxation's bound on every acyclic network over the kept sets of ``pss``.
 

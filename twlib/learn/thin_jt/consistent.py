@@ -92,7 +92,7 @@ class ComponentTable:
         for i, m in enumerate(self.sep_masks):
             self.lookup[m] = i
 
-    def tree(self, masks_per_separator=None, flat=None):
+    def tree(self, *, masks_per_separator=None, flat=None):
         """``(cliques, edges)`` from the components (an array of bit masks per
         separator, in order, or ``flat = (separator index, mask)`` arrays), or
         None; ``self.used`` then maps each separator index the tree uses to the
@@ -147,7 +147,8 @@ def find_consistent_tree(components: dict, k: int):
     if max((v for s, gs in components.items() for g in list(gs) + [s] for v in g),
            default=0) > MAX_VARIABLES:
         raise InputError("variable indices above 62 do not fit the 64-bit masks")
-    return ComponentTable(seps).tree([np.array([mask_of(g) for g in sorted(components[s], key=sorted)],
-                                            dtype=np.int64) for s in seps])
+    masks = [np.array([mask_of(g) for g in sorted(components[s], key=sorted)], dtype=np.int64)
+             for s in seps]
+    return ComponentTable(seps).tree(masks_per_separator=masks)
 
 

@@ -243,7 +243,7 @@ class InformationOracle:
                  - self.entropy(s))
         return max(value, 0.0)
 
-    def strength(self, subset, separator=()) -> float:
+    def strength(self, subset, *, separator=()) -> float:
         """``min_X I(X; A - X | S)`` over non-empty proper ``X`` of ``A``: how
         strongly the variables of ``A`` hang together given ``S`` (every split for
         up to five variables, Queyranne's algorithm above)."""
@@ -258,7 +258,7 @@ class InformationOracle:
         return _strength(self.cache, self.values_t, self.arities, self.mask(separator), bits,
                          -np.inf, self.cells, self.keys)
 
-    def merge_pass(self, sep_mask, rest, parent, size, delta, tested=None, touching=-1) -> int:
+    def merge_pass(self, sep_mask, rest, parent, size, delta, *, tested=None, touching=-1) -> int:
         """Run the compiled LTCI pass (see ``_merge_pass``); counts the strengths."""
         record = tested is not None
         if tested is None:

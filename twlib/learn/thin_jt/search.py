@@ -180,8 +180,8 @@ class _Hypergraph:
         before = len(np.unique(parent))
         for size in sizes:
             if size <= len(rest):
-                self.oracle.merge_pass(self.masks[i], rest, parent, size, delta, tested,
-                                       touching)
+                self.oracle.merge_pass(self.masks[i], rest, parent, size, delta, tested=tested,
+                                       touching=touching)
         return len({find_root(parent, j) for j in range(len(parent))}) < before
 
 
@@ -336,12 +336,14 @@ def _binary(n, seps, oracle, q, k, data, best, steps: int = 12):
     found = None
     for _ in range(steps):
         mid = (low + high) / 2
-        tree = best.offer(table.tree([ltci_masks(range(n), s, oracle, mid, q) for s in seps]))
+        masks = [ltci_masks(range(n), s, oracle, mid, q) for s in seps]
+        tree = best.offer(table.tree(masks_per_separator=masks))
         if tree is None:
             low = mid
         else:
             found, high = (tree, mid), mid
     if found is None:                    # every separator's singletons always give a tree
-        found = (best.offer(table.tree([np.array([1 << v for v in range(n) if v not in s],
-                                                 dtype=np.int64) for s in seps])), high)
+        singletons = [np.array([1 << v for v in range(n) if v not in s], dtype=np.int64)
+                      for s in seps]
+        found = (best.offer(table.tree(masks_per_separator=singletons)), high)
     return found[0], found[1], steps
