@@ -4,7 +4,7 @@ Entries are ``(f, d, node)`` kept in three arrays of one capacity: the smallest
 ``f`` comes first, and of equal ``f`` the larger ``d`` (the deeper node, the one
 closer to a goal).  The caller owns the arrays and the size, so a heap lives in
 a kernel's state between calls; :mod:`twlib.learn.order_graph` (A*) and
-:mod:`twlib.inference.search` (hybrid best-first) use it.
+:mod:`twlib.inference.dive` (hybrid best-first) use it.
 
 >>> f, d, node = np.empty(4), np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)
 >>> size = heap_push(f, d, node, 0, 2.0, 0, 7)

@@ -1,6 +1,6 @@
 """Best-first branch and bound on the LP relaxation, branching where the LP is least sure.
 
-The mini-bucket heuristic of :mod:`twlib.inference.search` is computed once,
+The mini-bucket heuristic of :mod:`twlib.inference.dive` is computed once,
 along one elimination order, before the search starts.  On instances whose LP
 relaxation is nearly tight but full of ties (the Promedas diagnosis networks:
 MPLP's bound within a few hundredths of the optimum at the root) it stays flat
@@ -24,8 +24,9 @@ dropped.  A node that survives
 
 Nodes are expanded largest bound first, so the proved bound (the largest open
 node's) falls steadily: LP-based branch and bound (Land & Doig 1960) with the
-MPLP dual (Globerson & Jaakkola 2007) as its bound.  :func:`branch_and_bound_mpe`
-runs it in turns with the mini-bucket searches, sharing their incumbent.
+MPLP dual (Globerson & Jaakkola 2007) as its bound.  The portfolio
+(:mod:`twlib.inference.portfolio`) runs it in turns with the mini-bucket
+searches, sharing their incumbent.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ of the bucket is unchanged, so the bound stays a bound, and it can only get
 tighter.
 
 Every message is kept with the bucket it came from and the bucket it went to:
-that is the static heuristic of :mod:`twlib.inference.search`, which assigns
+that is the static heuristic of :mod:`twlib.inference.dive`, which assigns
 variables in reverse elimination order and, for each partial assignment, adds
 the messages that are already fully assigned to the functions that are.
 """
