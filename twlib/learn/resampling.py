@@ -136,7 +136,7 @@ def averaged_structure(counts: np.ndarray, n_resamples: int, names: list, k: int
 
 def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
               score: str = "bic", ess: float = 1.0, max_iter: int | None = 3,
-              time_limit: float = 60.0, random_state=None, executor=None,
+              resample_time_limit: float = 60.0, random_state=None, executor=None,
               progress: bool = False) -> BootstrapResult:
     """Learn a network of tree-width ``<= k`` on each of ``n_resamples`` bootstrap
     resamples of ``data`` and count its arcs (see the module's docstring).
@@ -150,10 +150,11 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
     threshold : float
         Strength (in ``[0, 1]``) an arc needs to enter the averaged network.
     score, ess : the structure score of :func:`twlib.learn.bounded.learn`.
-    max_iter, time_limit : float
-        Each resample's hill-climbing runs and search seconds.  With
-        ``max_iter`` set the search ends on it, not on the clock, so the
-        counts do not depend on the machine or on where a resample ran.
+    max_iter, resample_time_limit : float
+        Each resample's hill-climbing runs and search seconds: a limit per
+        resample, not for the call.  With ``max_iter`` set the search ends on
+        it, not on the clock, so the counts do not depend on the machine or
+        on where a resample ran.
     random_state : int, optional
         Seeds every resample's rows and search.
     executor : optional
@@ -177,7 +178,8 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
     _check_threshold(threshold)
     started = clock.now()
     seeds = np.random.SeedSequence(random_state).generate_state(n_resamples, dtype=np.uint64)
-    options = {"score": score, "ess": ess, "max_iter": max_iter, "time_limit": time_limit}
+    options = {"score": score, "ess": ess, "max_iter": max_iter,
+               "time_limit": resample_time_limit}
     bar = None
     if progress:
         from tqdm.auto import tqdm
