@@ -59,6 +59,9 @@ _PROPAGATION_SHARE_AHEAD = 5.0
 # in a row that did not: it only raises the incumbent, which a proof near its end
 # does not need
 _LOCAL_KICKS = 200
+# Each engine's budget of work per turn (nodes, LP tests, kicks)
+_BUDGETS = {"dive": _NODES_PER_CALL, "and/or": _NODES_PER_CALL // 4, "lp": 1,
+            "propagation": PROPAGATION_NODES, "local": _LOCAL_KICKS}
 
 
 class Portfolio:
@@ -198,28 +201,26 @@ class Portfolio:
              "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound, **mb.stats})
 
     def _turn(self, name, running, time_limit) -> int:
-        """One budget of engine ``name``, built and reset on its first turn of
-        the run; the work it did."""
-        if name == "dive":
-            return self.dive.run(_NODES_PER_CALL)
-        if name == "local":
-            return self.local.run(_LOCAL_KICKS)
-        if name == "propagation":
-            return running[name].run(PROPAGATION_NODES)
+        """One budget of engine ``name``; the work it did."""
         if running[name] is None:
-            if name == "and/or":
-                if self.andor is None:
-                    self.andor = AndOrSearch(self.mb, _cache_entries(self.max_memory_gb,
-                                                                     time_limit), tab=self.tab)
-                self.andor.reset()
-                self.andor.restart(self.dive.incumbent)
-            else:
-                if self.lp is None:
-                    self.lp = LPSearch(self.dive.lp, self.tab, self.mb.arity,
-                                       self.dive.scalars, self.dive.best, root_bound=self.mb.bound)
-                self.lp.reset()
-            running[name] = getattr(self, "andor" if name == "and/or" else "lp")
-        return running[name].run(_NODES_PER_CALL // 4 if name == "and/or" else 1)
+            running[name] = self._first_turn(name, time_limit)
+        return running[name].run(_BUDGETS[name])
+
+    def _first_turn(self, name, time_limit):
+        """The AND/OR or the LP search, built on its first turn ever (the dive
+        may end first) and reset on its first turn of each run."""
+        if name == "and/or":
+            if self.andor is None:
+                self.andor = AndOrSearch(self.mb, _cache_entries(self.max_memory_gb, time_limit),
+                                         tab=self.tab)
+            self.andor.reset()
+            self.andor.restart(self.dive.incumbent)
+            return self.andor
+        if self.lp is None:
+            self.lp = LPSearch(self.dive.lp, self.tab, self.mb.arity, self.dive.scalars,
+                               self.dive.best, root_bound=self.mb.bound)
+        self.lp.reset()
+        return self.lp
 
 
 def _proved(bound, incumbent) -> bool:

@@ -85,18 +85,18 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
                                         max_memory_gb)
     probe_seconds = clock.now() - started
     if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
-        result = MPEResult.of_search(model, shifted.closed.copy(), float(shifted.lp_bounds[-1]),
-                         shifted.evidence, log_value, "optimal", float(shifted.lp_bounds[-1]),
-                         time_limit, "MPLP, tight", history, started,
-                         {"nodes": 0, "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
+        result = MPEResult.of_search(
+            model, shifted.closed.copy(), float(shifted.lp_bounds[-1]), shifted.evidence,
+            log_value, "optimal", float(shifted.lp_bounds[-1]), time_limit, "MPLP, tight",
+            history, started, {"nodes": 0, "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
         heuristic_seconds = probe_seconds
     elif status is not None:
-        result = MPEResult.of_search(model, probe.best.copy(), probe.incumbent, shifted.evidence,
-                         log_value, status, probe.bound(), time_limit,
-                         "branch and bound with propagation, MPLP", history, started,
-                         {"nodes": probe.work_done, "propagation_nodes": probe.work_done,
-                          "heuristic_bound": float(shifted.lp_bounds[-1]),
-                          "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
+        result = MPEResult.of_search(
+            model, probe.best.copy(), probe.incumbent, shifted.evidence, log_value, status,
+            probe.bound(), time_limit, "branch and bound with propagation, MPLP", history,
+            started, {"nodes": probe.work_done, "propagation_nodes": probe.work_done,
+                      "heuristic_bound": float(shifted.lp_bounds[-1]),
+                      "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
         heuristic_seconds = probe_seconds
     else:
         if i_bound == "auto":
