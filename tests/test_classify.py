@@ -161,3 +161,23 @@ def test_auto_takes_the_candidate_of_best_inner_accuracy(wine):
     assert len(clf.selection_) == len(CANDIDATES)
     assert clf.structure_ == max(clf.selection_, key=clf.selection_.get)
     assert clf.network_.name == clf.structure_ and clf.score(X, y) > 0.9
+
+
+def test_cpts_are_laplace_smoothed_or_bdeu_and_a_bad_alpha_is_named(wine):
+    X, y = wine
+    laplace = BoundedTreewidthClassifier(structure="tan", alpha=0.5).fit(X, y)
+    bdeu = BoundedTreewidthClassifier(structure="tan", alpha=None, parameter_ess=2.0).fit(X, y)
+    net = laplace.network_
+    feature = next(v for v in net.variables if len(net.parents(v)) == 2)
+    cls = laplace.class_name_
+    data = laplace.discretizer_.transform(X)[laplace.features_].assign(
+        **{cls: pd.Categorical([str(c) for c in y], categories=[str(c) for c in laplace.classes_])})
+    ds = Dataset.from_pandas(data)
+    for fitted, options in ((laplace, dict(estimator="laplace", alpha=0.5)),
+                            (bdeu, dict(estimator="bdeu", ess=2.0))):
+        parents = fitted.network_.parent_map()
+        want = BayesianNetwork.fit(ds, parents, **options)
+        np.testing.assert_allclose(fitted.network_.cpt(feature), want.cpt(feature))
+    for bad in (0.0, -1.0, "one", True):
+        with pytest.raises(InputError, match="alpha"):
+            BoundedTreewidthClassifier(structure="tan", alpha=bad).fit(X, y)

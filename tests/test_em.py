@@ -74,9 +74,9 @@ def test_posterior_draws_keep_observed_cells_and_follow_the_posterior():
 def test_em_never_decreases_and_reports_the_exact_observed_likelihood():
     net = random_network(6, n_arcs=9, max_in=3, arities=_arities(6, 5), random_state=5)
     holes = _holes(net, 400, 0.4, 11)
-    for ess in (1.0, None):
-        fit = fit_parameters(holes, net.parent_map(), parameter_ess=ess, max_iter=60,
-                             init="random", random_state=0)
+    for ess, alpha in ((1.0, None), (None, None), (None, 0.5)):     # BDeu, ML, Laplace
+        fit = fit_parameters(holes, net.parent_map(), parameter_ess=ess, parameter_alpha=alpha,
+                             max_iter=60, init="random", random_state=0)
         assert np.all(np.diff(fit.history) >= -1e-9 * abs(fit.history[0]))
         exact = sum(np.log(_posterior_joint(fit.network, row)[1]) for row in holes.values)
         assert fit.log_likelihood == pytest.approx(exact, abs=1e-8)
@@ -88,6 +88,9 @@ def test_em_on_complete_data_is_the_closed_form_estimate():
     fit = fit_parameters(data, net.parent_map(), parameter_ess=2.0, max_iter=5)
     want = BayesianNetwork.fit(data, net.parent_map(), estimator="bdeu", ess=2.0)
     assert fit.converged and fit.n_iter == 1
+    assert all(np.allclose(fit.network.cpt(v), want.cpt(v)) for v in net.variables)
+    fit = fit_parameters(data, net.parent_map(), parameter_alpha=0.5, max_iter=5)
+    want = BayesianNetwork.fit(data, net.parent_map(), estimator="laplace", alpha=0.5)
     assert all(np.allclose(fit.network.cpt(v), want.cpt(v)) for v in net.variables)
 
 

@@ -63,7 +63,7 @@ def test_sampling_is_deterministic_given_a_seed(alarm):
         alarm.sample(0)
 
 
-def test_mle_fit_returns_relative_frequencies_and_bdeu_smooths():
+def test_mle_fit_returns_relative_frequencies_and_bdeu_and_laplace_smooth():
     ds = random_dataset(4, n_vars=3, n_rows=400)
     parents = {"v2": ["v0", "v1"]}
     net = BayesianNetwork.fit(ds, parents)
@@ -74,8 +74,13 @@ def test_mle_fit_returns_relative_frequencies_and_bdeu_smooths():
     q, r = ds.arities[0] * ds.arities[1], ds.arities[2]
     expected = (table + 5.0 / (q * r)) / (table.sum(axis=2, keepdims=True) + 5.0 / q)
     assert np.allclose(np.moveaxis(smooth.cpt("v2"), 0, -1), expected)
+    laplace = BayesianNetwork.fit(ds, parents, estimator="laplace", alpha=0.5)
+    expected = (table + 0.5) / (table.sum(axis=2, keepdims=True) + 0.5 * r)
+    assert np.allclose(np.moveaxis(laplace.cpt("v2"), 0, -1), expected)
     with pytest.raises(ValueError, match="estimator"):
-        BayesianNetwork.fit(ds, parents, estimator="laplace")
+        BayesianNetwork.fit(ds, parents, estimator="k2")
+    with pytest.raises(ValueError, match="alpha"):
+        BayesianNetwork.fit(ds, parents, estimator="laplace", alpha=0.0)
 
 
 def test_log_likelihood_equals_sum_of_log_cpt_entries():

@@ -30,7 +30,10 @@ feature-to-feature arcs they allow, and so in their tree-width.
 
 Numeric columns are cut first (:class:`twlib.discretize.Discretizer`; MDLP by
 default, which cuts for the class), and the cuts are kept for the rows to
-predict.  The CPTs are BDeu posterior means; with missing feature cells in the
+predict.  The CPTs are posterior means under a Laplace prior (one pseudo-count
+per cell, ``alpha``; Friedman et al. 1997 smooth TAN's CPTs for the same
+reason: a family of the class and a feature or two has many parent
+configurations seen a few times each); with missing feature cells in the
 training rows they are fitted by EM (:func:`twlib.learn.em.fit_parameters`),
 and a row's missing cells are summed out when it is classified.  Rows with
 every feature observed are classified from the class's Markov blanket
@@ -174,8 +177,13 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
     criterion : {"bic", "bdeu"}
         The structure score of ``"bounded"`` (``score`` is scikit-learn's
         accuracy method, as in :class:`~twlib.BoundedTreewidthNetwork`).
+    alpha : float or None
+        The pseudo-count added to every CPT cell (Laplace smoothing, as
+        ``CategoricalNB``'s ``alpha``): each parent configuration is smoothed
+        alike, which a classifier's sparse families of the class and a feature
+        need.  None takes the BDeu prior of ``parameter_ess`` instead.
     parameter_ess : float
-        BDeu equivalent sample size of the CPTs' prior.
+        The BDeu equivalent sample size of the CPTs' prior when ``alpha`` is None.
     time_limit : float
         Seconds for the ``"bounded"`` search.
     max_iter : int, optional
@@ -202,7 +210,8 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, structure: str = "auto", k: int = 2, theta: float | str = 0.0,
                  class_parent: bool = True,
                  discretize: str = "mdlp", n_bins: int = 5, criterion: str = "bic",
-                 parameter_ess: float = 1.0, time_limit: float = 10.0,
+                 alpha: float | None = 1.0, parameter_ess: float = 1.0,
+                 time_limit: float = 10.0,
                  max_iter: int | None = None, random_state=None, progress: bool = False):
         self.structure = structure
         self.k = k
@@ -211,6 +220,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         self.discretize = discretize
         self.n_bins = n_bins
         self.criterion = criterion
+        self.alpha = alpha
         self.parameter_ess = parameter_ess
         self.time_limit = time_limit
         self.max_iter = max_iter
@@ -238,6 +248,10 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         if not (isinstance(self.parameter_ess, (int, float)) and self.parameter_ess > 0):
             raise InputError(f"parameter_ess must be a positive number, got "
                              f"{self.parameter_ess!r}")
+        if self.alpha is not None and not (isinstance(self.alpha, (int, float))
+                                           and not isinstance(self.alpha, bool)
+                                           and self.alpha > 0):
+            raise InputError(f"alpha must be a positive number or None, got {self.alpha!r}")
 
     def fit(self, X, y):
         """Learn the structure and the CPTs from features ``X`` (a DataFrame or a 2-D
@@ -370,11 +384,15 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
 
     def _parameters(self, data, parents, complete) -> BayesianNetwork:
         if complete:
+            if self.alpha is not None:
+                return BayesianNetwork.fit(data, parents, estimator="laplace", alpha=self.alpha,
+                                           name=self.structure_)
             return BayesianNetwork.fit(data, parents, estimator="bdeu", ess=self.parameter_ess,
                                        name=self.structure_)
         from .learn.em import fit_parameters
 
-        return fit_parameters(data, parents, parameter_ess=self.parameter_ess).network
+        return fit_parameters(data, parents, parameter_ess=self.parameter_ess,
+                              parameter_alpha=self.alpha).network
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X) -> np.ndarray:

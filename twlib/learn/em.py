@@ -108,36 +108,42 @@ class _Families:
             ll += net.log_likelihood(self.complete)
         return counts, ll, tree.order
 
-    def m_step(self, counts, ess, states, name) -> BayesianNetwork:
+    def m_step(self, counts, prior, states, name) -> BayesianNetwork:
         cpts = {}
         for v, table in zip(self.variables, counts):
-            table = table + (_pseudo_count(table.shape, ess) if ess is not None else 0.0)
+            table = table + (prior(table.shape) if prior is not None else 0.0)
             totals = table.sum(axis=0, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
                 cpts[v] = np.where(totals > 0, table / totals, 1.0 / table.shape[0])
         return BayesianNetwork(self.variables, states, self.parents, cpts, name=name)
 
 
-def _pseudo_count(shape, ess) -> float:
-    """The BDeu pseudo-count of each cell of a family's table: ``ess / (q r)``."""
-    return ess / math.prod(shape)
+def _prior(ess, alpha):
+    """The Dirichlet prior's pseudo-count per cell of a family's table, as a function
+    of the table's shape: ``alpha`` (Laplace) when given, else BDeu's
+    ``ess / (q r)``; None (maximum likelihood) when both are None."""
+    if alpha is not None:
+        return lambda shape: alpha
+    if ess is not None:
+        return lambda shape: ess / math.prod(shape)
+    return None
 
 
-def _log_prior(net: BayesianNetwork, ess) -> float:
+def _log_prior(net: BayesianNetwork, prior) -> float:
     """``sum of pseudo-count * log theta`` over every CPT cell: the log density
     (up to a constant) of the Dirichlet prior whose posterior mode the M-step's
     posterior mean is."""
-    if ess is None:
+    if prior is None:
         return 0.0
     total = 0.0
     for v in net.variables:
         cpt = net.cpt(v)
         with np.errstate(divide="ignore"):
-            total += _pseudo_count(cpt.shape, ess) * float(np.log(cpt).sum())
+            total += prior(cpt.shape) * float(np.log(cpt).sum())
     return total
 
 
-def _start(families: _Families, data: IncompleteDataset, init, ess, states, rng):
+def _start(families: _Families, data: IncompleteDataset, init, prior, states, rng):
     """Starting CPTs: ``"available"`` estimates each family from the rows where
     it is fully observed; ``"random"`` draws each column from a flat Dirichlet;
     a network gives its own."""
@@ -160,7 +166,7 @@ def _start(families: _Families, data: IncompleteDataset, init, ess, states, rng)
             table = count(data.values[seen][:, cols], list(range(len(scope))),
                           np.array(shape)).to_dense().astype(float) if seen.any() \
                 else np.zeros(shape)
-            table += _pseudo_count(shape, ess if ess is not None else 1.0)
+            table += (prior or _prior(1.0, None))(shape)
         cpts[v] = table / table.sum(axis=0, keepdims=True)
     return BayesianNetwork(families.variables, states, families.parents, cpts, name="start")
 
@@ -180,8 +186,8 @@ def start_parameters(data, structure, *, init: str = "available", parameter_ess:
     data = _as_incomplete(data)
     parents = _parents_of(structure, data)
     states = {v: data.states[data.index(v)] for v in data.names}
-    return _start(_Families(data, data.names, parents), data, init, parameter_ess, states,
-                  np.random.default_rng(random_state))
+    return _start(_Families(data, data.names, parents), data, init, _prior(parameter_ess, None),
+                  states, np.random.default_rng(random_state))
 
 
 def _parents_of(structure, data: IncompleteDataset) -> dict:
@@ -195,8 +201,8 @@ def _parents_of(structure, data: IncompleteDataset) -> dict:
     return parents
 
 
-def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_iter: int = 100,
-                   tol: float = 1e-7, init="available", random_state=None, progress: bool = False,
+def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0,
+                   parameter_alpha: float | None = None, max_iter: int = 100, tol: float = 1e-7, init="available", random_state=None, progress: bool = False,
                    time_limit: float | None = None, name: str = "em") -> EMResult:
     """Fit the CPTs of a fixed structure to data with missing cells by EM.
 
@@ -209,6 +215,9 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
     parameter_ess : float or None
         M-step CPTs are posterior means under a BDeu prior of this equivalent
         sample size (no zero probabilities); None gives maximum likelihood.
+    parameter_alpha : float or None
+        When given, the prior instead adds this pseudo-count to every CPT cell
+        (Laplace smoothing, as ``BayesianNetwork.fit(estimator="laplace")``).
     max_iter : int
         At most this many M-steps (at least 1).
     tol : float
@@ -240,17 +249,20 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
         raise InputError(f"tol must be a number >= 0, got {tol!r}")
     if parameter_ess is not None and not parameter_ess > 0:
         raise InputError(f"parameter_ess must be positive or None, got {parameter_ess!r}")
+    if parameter_alpha is not None and not parameter_alpha > 0:
+        raise InputError(f"parameter_alpha must be positive or None, got {parameter_alpha!r}")
+    prior = _prior(parameter_ess, parameter_alpha)
     parents = _parents_of(structure, data)
     states = {v: data.states[data.index(v)] for v in data.names}
     families = _Families(data, data.names, parents)
     rng = np.random.default_rng(random_state)
-    net = _start(families, data, init, parameter_ess, states, rng)
+    net = _start(families, data, init, prior, states, rng)
     order = None                 # the junction tree's own choice, kept after the first E-step
     history, converged = [], False
     bar = tqdm(total=max_iter, unit="it", desc="EM", disable=not progress)
     for it in range(max_iter + 1):
         counts, ll, order = families.e_step(net, order)
-        history.append(ll + _log_prior(net, parameter_ess))
+        history.append(ll + _log_prior(net, prior))
         bar.set_postfix(ll_per_row=f"{ll / families.n_rows:.6f}")
         if it and history[-1] - history[-2] < tol * families.n_rows:
             converged = True
@@ -259,7 +271,7 @@ def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0, max_it
                                and clock.now() - started >= time_limit):
             break
         last = (net, ll)
-        net = families.m_step(counts, parameter_ess, states, name)
+        net = families.m_step(counts, prior, states, name)
         bar.update(1)
     bar.close()
     if converged and history[-1] < history[-2]:
