@@ -19,9 +19,12 @@ install: $(STAMP)
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
-# The built book as a reader sees it, in headless Chromium (Debian: apt-get install chromium):
+# The built book as a reader sees it, in headless Chromium (a Debian package, not a PyPI one:
+# installed by apt-get when missing, which needs root):
 # no remote assets, every chapter and figure, no code block that scrolls; a screenshot.
 book-check: book
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(BIN)/python -m tests.book_prose
 	$(BIN)/python tests/book_html.py _build/html --browser --screenshot _build/chapter.png
 
