@@ -179,6 +179,30 @@ def test_every_reader_refuses_binary_and_foreign_text(tmp_path):
         dat.read(header_only)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+def test_bootstrap_keeps_a_time_limit_for_the_whole_call(alarm, threads):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from twlib.learn import bootstrap
+
+    data = alarm.sample(2000, random_state=3)
+    bootstrap(data, 2, n_resamples=1, max_iter=1, random_state=0)      # kernels compiled
+    executor = ThreadPoolExecutor(2) if threads else None
+    started = clock.now() if not threads else time.perf_counter()
+    boot = bootstrap(data, 2, n_resamples=40, max_iter=None, resample_time_limit=0.5,
+                     time_limit=2.0, random_state=0, executor=executor)
+    took = (clock.now() if not threads else time.perf_counter()) - started
+    if executor is not None:
+        executor.shutdown()
+    assert 1 <= boot.n_resamples < 40 and boot.stats["time_limit_reached"]
+    assert took <= 2.0 + clock.overrun_allowance(2.0)
+    assert boot.counts.max() <= boot.n_resamples
+    whole = bootstrap(data, 2, n_resamples=2, max_iter=1, time_limit=600.0, random_state=0)
+    assert whole.n_resamples == 2 and not whole.stats["time_limit_reached"]
+    with pytest.raises(errors.InputError, match="time_limit"):
+        bootstrap(data, 2, n_resamples=3, time_limit=0)
+
+
 def test_bootstrap_counts_arcs_and_keeps_the_width(alarm):
     from twlib.learn import bootstrap
     from twlib.learn.resampling import averaged_structure

@@ -12,7 +12,7 @@ name               meaning
 ``time_limit``     seconds the call may take; an anytime method returns its
                    best within it plus :func:`twlib.clock.overrun_allowance`;
                    a step's own share is ``<step>_time_limit``
-                   (``mplp_time_limit``)
+                   (``mplp_time_limit``, ``resample_time_limit``)
 ``max_memory_gb``  GiB of tables a method may build; past it an exact method
                    raises :class:`~twlib.errors.MemoryBudgetExceeded`
 ``progress``       show a tqdm bar (or the solver's log)

@@ -26,6 +26,7 @@ each draws its rows and its search's seed from its own stream of
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,13 +78,21 @@ class BootstrapResult:
         return _averaged(self, threshold)
 
 
-def _learn_resample(shared, seed):
-    """The arcs ``(parent, child)`` (column indices) learned from one resample."""
+def _learn_resample(shared, seed, first):
+    """The arcs ``(parent, child)`` (column indices) learned from one resample; None
+    when it is skipped (Ctrl-C, or the call's deadline has passed: never the
+    ``first``, which gets the whole limit wherever it starts, so that a call
+    always counts one resample)."""
     from . import bounded
 
-    data, k, options = shared
+    data, k, options, deadline = shared
     if clock.interrupted():         # Ctrl-C in this process: the resamples left are skipped
         return None
+    if deadline is not None:
+        left = deadline.seconds if first else deadline.left()
+        if left <= 0:
+            return None
+        options = {**options, "time_limit": min(options["time_limit"], left)}
     rng = np.random.default_rng(seed)
     rows = rng.integers(data.n_rows, size=data.n_rows)
     resample = Dataset(data.values[rows], data.names, data.states)
@@ -91,6 +100,19 @@ def _learn_resample(shared, seed):
                         parameter_ess=None, **options)
     index = {name: i for i, name in enumerate(data.names)}
     return [(index[u], index[v]) for v, ps in res.parents.items() for u in ps]
+
+
+class _Deadline:
+    """The call's deadline as a task sees it: :func:`twlib.clock.now` seconds in
+    this process (compiling excluded, as every learner counts), wall-clock
+    seconds on an executor's workers, whose compiling cannot be told apart."""
+
+    def __init__(self, seconds: float, *, in_process: bool):
+        self.seconds, self.in_process = seconds, in_process
+        self.at = (clock.now() if in_process else time.time()) + seconds
+
+    def left(self) -> float:
+        return self.at - (clock.now() if self.in_process else time.time())
 
 
 def averaged_structure(counts: np.ndarray, n_resamples: int, names: list, k: int,
@@ -136,8 +158,8 @@ def averaged_structure(counts: np.ndarray, n_resamples: int, names: list, k: int
 
 def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
               score: str = "bic", ess: float = 1.0, max_iter: int | None = 3,
-              resample_time_limit: float = 60.0, random_state=None, executor=None,
-              progress: bool = False) -> BootstrapResult:
+              resample_time_limit: float = 60.0, time_limit: float | None = None,
+              random_state=None, executor=None, progress: bool = False) -> BootstrapResult:
     """Learn a network of tree-width ``<= k`` on each of ``n_resamples`` bootstrap
     resamples of ``data`` and count its arcs (see the module's docstring).
 
@@ -155,6 +177,15 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
         resample, not for the call.  With ``max_iter`` set the search ends on
         it, not on the clock, so the counts do not depend on the machine or
         on where a resample ran.
+    time_limit : float, optional
+        Seconds for the whole call: no resample starts after them, and each
+        gets at most what is left of them.  The counts are then of the
+        resamples learned in time (``n_resamples`` of the result, at least
+        one: the first always runs; ``stats["time_limit_reached"]`` says when
+        some were skipped), so
+        they depend on the machine.  In this process the seconds are
+        :func:`twlib.clock.now`'s (compiling excluded); on an executor's
+        workers, wall-clock time.
     random_state : int, optional
         Seeds every resample's rows and search.
     executor : optional
@@ -176,7 +207,10 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
             or n_resamples < 1:
         raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
     _check_threshold(threshold)
+    if time_limit is not None:
+        clock.check_time_limit(time_limit)
     started = clock.now()
+    deadline = None if time_limit is None else _Deadline(time_limit, in_process=executor is None)
     seeds = np.random.SeedSequence(random_state).generate_state(n_resamples, dtype=np.uint64)
     options = {"score": score, "ess": ess, "max_iter": max_iter,
                "time_limit": resample_time_limit}
@@ -185,8 +219,8 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
         from tqdm.auto import tqdm
         bar = tqdm(total=n_resamples, unit="resample", desc="bootstrap")
     with clock.interruptible():
-        results = run_tasks(executor, _learn_resample, (data, k, options),
-                            [(int(seed),) for seed in seeds],
+        results = run_tasks(executor, _learn_resample, (data, k, options, deadline),
+                            [(int(seed), i == 0) for i, seed in enumerate(seeds)],
                             progress=None if bar is None else (lambda _: bar.update(1)))
         interrupted = clock.interrupted()
     if bar is not None:
@@ -204,7 +238,9 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
     result = BootstrapResult(arcs=None, network=None, width=0, elimination_order=[],
                              counts=counts, n_resamples=len(done), k=k, threshold=threshold,
                              stats={"seconds": clock.now() - started, "score": score,
-                                    "max_iter": max_iter, "interrupted": interrupted},
+                                    "max_iter": max_iter, "interrupted": interrupted,
+                                    "time_limit_reached": len(done) < n_resamples
+                                    and not interrupted},
                              data=data)
     return _averaged(result, threshold)
 
