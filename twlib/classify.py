@@ -318,8 +318,8 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
 
     def _select(self, frame, y):
         """``structure="auto"``: the candidate of best inner cross-validated accuracy.
-        Each inner fold is cut and its mutual informations computed once, for every
-        candidate."""
+        Each inner fold is cut, its mutual informations computed and its held-out
+        rows coded once, for every candidate."""
         import warnings
 
         from sklearn.base import clone
@@ -337,7 +337,10 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
                 for i, options in enumerate(CANDIDATES):
                     fold._chosen, fold.structure_ = options, _describe(options)
                     fold._fit_network(data, complete, cache)
-                    hits[i] += np.sum(fold.predict(frame.iloc[test]) == y[test])
+                    if i == 0:      # every candidate has the same variables: code once
+                        codes = fold._codes(frame.iloc[test])
+                    predicted = self.classes_[np.argmax(fold._proba_of_codes(codes), axis=1)]
+                    hits[i] += np.sum(predicted == y[test])
         self.selection_ = {_describe(o): float(h / len(y)) for o, h in zip(CANDIDATES, hits)}
         best = int(np.argmax(hits))                                 # first of equals
         self._chosen, self.structure_ = dict(CANDIDATES[best]), _describe(CANDIDATES[best])
@@ -400,7 +403,10 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         order; missing cells (NaN) are summed out exactly, and so is a categorical
         value the training rows never showed (with a warning that names it)."""
         check_is_fitted(self, "network_")
-        codes = self._codes(X)
+        return self._proba_of_codes(self._codes(X))
+
+    def _proba_of_codes(self, codes) -> np.ndarray:
+        """:meth:`predict_proba` of rows already coded by :meth:`_codes`."""
         cls = self.network_.variables.index(self.class_name_)
         out = np.empty((len(codes), len(self.classes_)))
         complete = (codes[:, [j for j in range(codes.shape[1]) if j != cls]] >= 0).all(axis=1)
