@@ -248,35 +248,49 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--tables", nargs="*")
     parser.add_argument("--save")
+    parser.add_argument("--report", metavar="CSV",
+                        help="print the summary of saved runs (several CSVs joined) and stop")
     args = parser.parse_args()
+    if args.report:
+        report(pd.concat([pd.read_csv(p) for p in args.report.split(",")], ignore_index=True))
+        return
     tables = args.tables or (QUICK_TABLES if args.quick else CLASSIFICATION_TABLES)
     rows = []
     for name in sorted(tables, key=lambda t: len(load_classification(t)[1])):  # small first
         rows += evaluate(name, 3 if args.quick else 10, args.quick)
         if args.save:                  # after every table: a long run's part is kept
             pd.DataFrame(rows).to_csv(args.save, index=False)
-    out = pd.DataFrame(rows)
+    report(pd.DataFrame(rows))
+
+
+def report(out: pd.DataFrame) -> None:
+    """Accuracy per table and classifier, then the counts against pyAgrum; the last
+    line is the headline."""
     acc = out.pivot(index="table", columns="classifier", values="accuracy")
     fit = out.pivot(index="table", columns="classifier", values="fit_seconds")
     print(acc.round(4).to_string())
     pyagrum_best = acc[["pyagrum tan", "pyagrum nb"]].max(axis=1)
+    ran = acc["pyagrum tan"].notna()       # the tables it failed on are counted apart
     for peer, their in (("pyAgrum TAN", acc["pyagrum tan"]),
                         ("pyAgrum's better of TAN and NB", pyagrum_best)):
-        diff = acc["twlib auto"] - their        # a failed peer (NaN) counts as a twlib win
-        wins = int(((diff > TIE) | their.isna()).sum())
-        ties = int((diff.abs() <= TIE).sum())
-        print(f"twlib auto against {peer}: {wins} wins, {ties} ties, "
-              f"{len(acc) - wins - ties} losses ({int(their.isna().sum())} tables it failed)")
-    same = (fit["pyagrum tan"] / fit["twlib tan"])
+        wins, ties, losses = _tally(acc["twlib auto"][ran] - their[ran])
+        print(f"twlib auto against {peer}, on the {int(ran.sum())} tables it ran: {wins} wins, "
+              f"{ties} ties, {losses} losses")
+    same = (fit["pyagrum tan"] / fit["twlib tan"])[ran]
     print(f"fit seconds pyAgrum TAN / twlib TAN: median {same.median():.1f}x, smallest "
           f"{same.min():.1f}x; pyAgrum TAN / twlib auto: median "
-          f"{(fit['pyagrum tan'] / fit['twlib auto']).median():.1f}x")
-    diff = acc["twlib auto"] - acc["pyagrum tan"]
-    wins = int(((diff > TIE) | acc["pyagrum tan"].isna()).sum())
-    ties = int((diff.abs() <= TIE).sum())
-    print(f"twlib auto at or above pyAgrum TAN on {wins + ties} of {len(acc)} tables "
-          f"({wins} wins, {ties} ties, {len(acc) - wins - ties} losses); fit time ratio "
-          f"pyAgrum TAN / twlib TAN median {same.median():.1f}x")
+          f"{(fit['pyagrum tan'] / fit['twlib auto'])[ran].median():.1f}x")
+    wins, ties, losses = _tally(acc["twlib auto"][ran] - acc["pyagrum tan"][ran])
+    print(f"twlib auto at or above pyAgrum TAN on {wins + ties} of the {int(ran.sum())} tables "
+          f"it ran ({wins} wins, {ties} ties, {losses} losses; it failed on "
+          f"{int((~ran).sum())} more); fit time ratio pyAgrum TAN / twlib TAN median "
+          f"{same.median():.1f}x")
+
+
+def _tally(diff) -> tuple:
+    """Wins, ties (within ``TIE``) and losses of accuracy differences."""
+    wins, ties = int((diff > TIE).sum()), int((diff.abs() <= TIE).sum())
+    return wins, ties, len(diff) - wins - ties
 
 
 if __name__ == "__main__":
