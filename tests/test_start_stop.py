@@ -271,3 +271,51 @@ def test_a_first_climb_on_1500_variables_is_cut_at_the_limit_plus_the_allowance(
     assert res.stats["first_climb_overran"] and res.status == "time_limit"
     empty = sum(FamilyScorer(data)(v, ()) for v in range(data.n_vars))
     assert res.width <= 3 and res.score > empty + 10_000      # the cut climb kept its moves
+
+
+def _reference_averaged(counts, n_resamples, names, k, threshold):
+    """The averaged structure the plain way: rebuild the moral graph for every arc."""
+    from twlib.graphs import find_cycle, moral_graph, treewidth_upper_bound
+
+    n = len(names)
+    chosen = sorted((-(counts[u, v] + counts[v, u]), -abs(int(counts[u, v]) - int(counts[v, u])),
+                     *((u, v) if counts[u, v] >= counts[v, u] else (v, u)))
+                    for u in range(n) for v in range(u + 1, n) if counts[u, v] + counts[v, u])
+    parents = {name: [] for name in names}
+    for neg_total, _, parent, child in chosen:
+        if -neg_total < threshold * n_resamples:
+            break
+        trial = {v: list(ps) for v, ps in parents.items()}
+        trial[names[child]].append(names[parent])
+        if find_cycle(trial) is not None:
+            continue
+        moral = moral_graph(trial)
+        moral.add_nodes_from(names)
+        if treewidth_upper_bound(moral)[0] <= k:
+            parents = trial
+    return parents
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_averaged_structure_is_acyclic_certified_and_the_plain_one_when_width_is_free(seed):
+    from twlib.graphs import elimination_width, find_cycle, moral_graph
+    from twlib.learn.resampling import averaged_structure
+
+    rng = np.random.default_rng(seed)
+    n, resamples = 12, 10
+    counts = rng.integers(0, 6, size=(n, n)) * (rng.random((n, n)) < 0.5)
+    np.fill_diagonal(counts, 0)
+    names = [f"x{i}" for i in range(n)]
+    for k in (1, 2, 3, n - 1):
+        parents, order, width = averaged_structure(counts, resamples, names, k, 0.3)
+        assert find_cycle(parents) is None
+        moral = moral_graph(parents)
+        moral.add_nodes_from(names)
+        assert elimination_width(moral, order) == width <= k
+        for v, ps in parents.items():
+            for u in ps:
+                a, b = names.index(u), names.index(v)
+                assert counts[a, b] + counts[b, a] >= 0.3 * resamples
+                assert counts[a, b] >= counts[b, a]
+        if k == n - 1:                  # no width bound binds: only cycles refuse an arc
+            assert parents == _reference_averaged(counts, resamples, names, k, 0.3)
