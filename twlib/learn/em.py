@@ -202,7 +202,8 @@ def _parents_of(structure, data: IncompleteDataset) -> dict:
 
 
 def fit_parameters(data, structure, *, parameter_ess: float | None = 1.0,
-                   parameter_alpha: float | None = None, max_iter: int = 100, tol: float = 1e-7, init="available", random_state=None, progress: bool = False,
+                   parameter_alpha: float | None = None, max_iter: int = 100, tol: float = 1e-7,
+                   init="available", random_state=None, progress: bool = False,
                    time_limit: float | None = None, name: str = "em") -> EMResult:
     """Fit the CPTs of a fixed structure to data with missing cells by EM.
 

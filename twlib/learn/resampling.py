@@ -191,9 +191,13 @@ def _join(adj, a, b, on: bool) -> None:
 
 
 def _best_greedy(adj, weights):
-    """``(width, order)`` of the best of the four greedy elimination heuristics."""
+    """``(width, order)`` of the best greedy elimination heuristic, as
+    :func:`twlib.graphs.treewidth_upper_bound` on bitset rows: without states,
+    weighted min-fill would repeat min-fill."""
     best = None
-    for kind in range(len(ORDER_HEURISTICS)):
+    for kind, method in enumerate(ORDER_HEURISTICS):
+        if method == "weighted-min-fill":
+            continue
         order, width, _ = greedy_elimination(adj, kind, weights, 0.0, 0, _NO_ORDER)
         if best is None or width < best[0]:
             best = (width, order)
@@ -237,10 +241,9 @@ def bootstrap(data, k: int, *, n_resamples: int = 100, threshold: float = 0.5,
     time_limit : float, optional
         Seconds for the whole call: no resample starts after nine tenths of
         them (the rest is the averaged network's), and each gets at most what
-        is left of those.  The counts are then of the
-        resamples learned in time (``n_resamples`` of the result, at least
-        one: the first always runs; ``stats["time_limit_reached"]`` says when
-        some were skipped), so
+        is left of those.  The counts are then of the resamples learned in
+        time (``n_resamples`` of the result, at least one: the first always
+        runs; ``stats["time_limit_reached"]`` says when some were skipped), so
         they depend on the machine.  In this process the seconds are
         :func:`twlib.clock.now`'s (compiling excluded); on an executor's
         workers, wall-clock time.
