@@ -80,6 +80,31 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
                        atol=1e-10)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 7))
+def test_one_tree_answers_a_run_of_evidence_sets_as_brute_force(seed, n_vars):
+    """The compiled pass keeps its scratch between calls: a tree asked about
+    sets in turn (empty, one variable, several in different branches, asking
+    for some variables or all) answers each as if it were the first."""
+    rng = np.random.default_rng(seed)
+    net, _ = random_case(seed, n_vars, 0, bool(seed % 2))
+    jt = JunctionTree(net)
+    for _ in range(6):
+        observed = rng.choice(net.variables, size=int(rng.integers(0, n_vars)), replace=False)
+        evidence = {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+        with np.errstate(invalid="ignore"):
+            expected, pe = brute_force(net, evidence)
+        if pe == 0:
+            with pytest.raises(ZeroEvidenceError):
+                jt.posteriors(evidence)
+            continue
+        asked = list(rng.choice(net.variables, size=int(rng.integers(1, n_vars + 1)),
+                                replace=False))
+        got = jt.posteriors(evidence, variables=asked)
+        assert all(np.allclose(got[v], expected[v], atol=1e-10) for v in asked)
+        assert got.log_z == pytest.approx(math.log(pe), rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("fused_from", [0, 1 << 30])
 def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
     monkeypatch.setattr(inference.costs, "FUSED_FROM_ENTRIES", fused_from)

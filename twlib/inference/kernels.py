@@ -284,6 +284,35 @@ def _dirty(parents, reader, observed):
 
 
 @nb.njit(cache=True)
+def _hub(dirty, first, child_ptr, children):
+    """The lowest clique every evidence clique's path to the root passes
+    through: from the root down, while the clique reads no evidence and one
+    child alone has evidence below it."""
+    t = 0
+    while first[t] < 0:
+        below = -1
+        for k in range(child_ptr[t], child_ptr[t + 1]):
+            if dirty[children[k]]:
+                if below >= 0:
+                    return t
+                below = children[k]
+        if below < 0:
+            return t
+        t = below
+    return t
+
+
+@nb.njit(cache=True)
+def _above(t, hub, parents):
+    """Whether clique ``t`` is ``hub`` or one of its ancestors."""
+    while hub >= t:
+        if hub == t:
+            return True
+        hub = parents[hub]
+    return False
+
+
+@nb.njit(cache=True)
 def _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr, down_stride, sep_off,
             from_child, first, then, rslot, from_evidence, marg_off, extra):
     """The factors clique ``t``'s table is multiplied by for one evidence set:
@@ -329,10 +358,17 @@ def _indicators(observed, marg_off, zero, one):
     return out
 
 
+def hugin_work(sep_off, marg_off):
+    """The scratch :func:`hugin_one_set` takes as ``work``, for a tree of these
+    separators and marginals."""
+    S, M = int(sep_off[-1]), int(marg_off[-1])
+    return np.ones(2 * S + M + S + S + M)
+
+
 @nb.njit(cache=True)
 def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_stride, seps,
                   sep_off, parents, child_ptr, children, reader, rslot, fan_ptr, fan_row_ptr,
-                  fan_rows, fan_out, marg_off, prior_marg, observed, asked, marginals):
+                  fan_rows, fan_out, marg_off, prior_marg, observed, asked, marginals, work):
     """One evidence set's Hugin propagation on the calibrated prior tree, never
     copying a table.
 
@@ -341,7 +377,12 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
     evidence it reads; the passes read the prior and multiply those factors
     in as they go.  Collect runs only from the cliques holding evidence up to
     the root (the others would send their prior separators); each message is
-    normalised, its total into ``log P(e)``.  Distribute runs only towards the
+    normalised, its total into ``log P(e)``.  From the hub (the lowest clique
+    every evidence clique's path to the root passes through) up, a clique's
+    table has all the evidence once it has collected, so its collect pass also
+    feeds its children and marginals and it is not passed again: on a deep
+    tree with evidence far from the root this halves the work on that path.
+    Distribute runs only towards the
     readers of ``asked`` variables: each clique's table, times the ratio of its
     incoming message to what it sent, is fanned out in one pass to every
     child's separator and every variable read there (``fan_*``: per clique,
@@ -350,7 +391,12 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
     marginals after).  A clique without evidence whose incoming message equals
     its prior separator (relative 1e-13) keeps its prior, and so does its
     subtree.  Returns ``log P(e)`` (``-inf`` when impossible) and fills
-    ``marginals`` for the asked variables."""
+    ``marginals`` for the asked variables.
+
+    ``work`` (``hugin_work(sep_off, marg_off)``) is scratch kept between calls:
+    on a large tree its separators run to millions of entries, and allocating
+    them afresh costs a set as much as a pass over a mid-sized table.  Every
+    entry is written before it is read, so nothing carries over."""
     n, S = parents.shape[0], sep_off[parents.shape[0]]
     dirty, first, then = _dirty(parents, reader, observed)
     needed = np.zeros(n, dtype=np.bool_)
@@ -358,23 +404,35 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         if asked[v]:
             _mark_up(reader[v], parents, needed)
     # factors end to end: each child's ratio up | each clique's ratio down | indicators
-    factors = np.ones(2 * S + marg_off[-1])
+    f1 = 2 * S + marg_off[-1]
+    factors, sent, buffer = work[:f1], work[f1:f1 + S], work[f1 + S:]
     factors[2 * S:] = _indicators(observed, marg_off, 0.0, 1.0)
-    sent = seps.copy()                  # what each clique with evidence sent up, normalised
+    # sent: what each clique with evidence sent up, normalised (read only for those)
+    buffer[S:] = 0.0                           # the marginals; separators as they are fed
+    live = np.zeros(n, dtype=np.bool_)         # the table differs from the prior
+    hub = _hub(dirty, first, child_ptr, children) if needed.any() and dirty[0] else -1
     log_pe = 0.0
-    total_out = np.zeros(1, dtype=np.int64)
     for t in range(n - 1, -1, -1):                                # collect
         if not dirty[t]:
             continue
         c0, m, s0, s1 = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t], sep_off[t + 1]
+        # from the hub up, a clique's collect pass is also its distribute pass
+        onward = hub >= 0 and _above(t, hub, parents)
+        K = 1 + (fan_ptr[t + 1] - fan_ptr[t] if onward else 0)
         rows, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
                                    down_stride, sep_off, 0, first, then, rslot, 2 * S, marg_off,
-                                   1)
-        rows[F * m:] = up_stride[c0:c0 + m]          # the root's: all zero, one entry
+                                   K)
+        rows[F * m:(F + 1) * m] = up_stride[c0:c0 + m]   # the root's: all zero, one entry
+        targets = np.empty(K, dtype=np.int64)
+        targets[0] = f1 + s0
         sent[s0:s1] = 0.0
-        total_out[0] = s0
-        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, 1, sent,
-                 total_out)
+        if onward:
+            rows[(F + 1) * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
+            targets[1:] = f1 + S + fan_out[fan_ptr[t]:fan_ptr[t + 1]]
+            for k in range(child_ptr[t], child_ptr[t + 1]):
+                buffer[sep_off[children[k]]:sep_off[children[k] + 1]] = 0.0
+            live[t] = True
+        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, work, offsets, K, work, targets)
         total = sent[s0:s1].sum()
         if total <= 0.0:
             return -np.inf
@@ -382,10 +440,8 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         for s in range(s0, s1):
             sent[s] /= total
             factors[s] = sent[s] / seps[s] if seps[s] > 0.0 else 0.0
-    buffer = np.zeros(S + marg_off[-1])
-    live = np.zeros(n, dtype=np.bool_)         # the table differs from the prior
     for t in range(n):                                            # distribute
-        if not needed[t] or not dirty[0]:      # without evidence every table is the prior
+        if not needed[t] or live[t] or hub < 0:   # without evidence every table is the prior
             continue
         s0, s1 = sep_off[t], sep_off[t + 1]
         if t > 0:
@@ -415,6 +471,8 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         rows[(F - 1) * m:F * m] = up_stride[c0:c0 + m]
         offsets[F - 1] = S + s0
         rows[F * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
+        for k in range(child_ptr[t], child_ptr[t + 1]):
+            buffer[sep_off[children[k]]:sep_off[children[k] + 1]] = 0.0
         _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, K, buffer,
                  fan_out[fan_ptr[t]:fan_ptr[t + 1]])
     for v in range(observed.shape[0]):                            # read the marginals

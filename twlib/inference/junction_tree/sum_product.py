@@ -17,7 +17,7 @@ from ...errors import InputError, UnknownName
 from ...factors import ZeroEvidenceError
 from .. import costs
 from ..evidence import evidence_indices, likelihoods
-from ..kernels import hugin_one_set
+from ..kernels import hugin_one_set, hugin_work
 from ..results import Marginals
 from .structure import per_set_normalised, separator_ratio
 
@@ -167,13 +167,15 @@ class SumProduct:
         if variables is not None:
             asked[:] = False
             asked[[self._variable_index[v] for v in variables]] = True
+        if "hugin_work" not in flat:
+            flat["hugin_work"] = hugin_work(flat["sep_off"], flat["marg_off"])
         marginals = np.zeros(flat["marg_off"][-1])
         log_pe = hugin_one_set(
             *(flat[k] for k in ("tables", "table_off", "cvar_ptr", "ccard", "up_stride",
                                 "down_ptr", "down_stride", "seps", "sep_off", "parents",
                                 "child_ptr", "children", "reader", "rslot", "fan_ptr",
                                 "fan_row_ptr", "fan_rows", "fan_out", "marg_off", "prior_marg")),
-            self._observed(evidence), asked, marginals)
+            self._observed(evidence), asked, marginals, flat["hugin_work"])
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z
