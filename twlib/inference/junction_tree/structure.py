@@ -99,13 +99,16 @@ class TreeStructure:
                     self.parent[j] = i
                     self.preorder.append(j)
         self.children = {i: [j for j in nbrs[i] if self.parent.get(j) == i] for i in nbrs}
-        # a clique lists the variables it shares with its parent first: maximising
-        # out its own ones is then over the trailing axes, without a copy
+        # a clique lists the variables it shares with its parent first, in the
+        # parent's order: maximising out its own ones is then over the trailing
+        # axes, without a copy, and the separator's strides fall along the
+        # parent's axes, so a pass over the parent's table feeds the separator
+        # in runs instead of a cache line per entry
         for i in self.preorder[1:]:
-            up = set(self.cliques[self.parent[i]])
+            here = set(self.cliques[i])
+            shared = [v for v in self.cliques[self.parent[i]] if v in here]
             self.cliques[i] = type(self.cliques[i])(
-                [v for v in self.cliques[i] if v in up] + [v for v in self.cliques[i]
-                                                            if v not in up])
+                shared + [v for v in self.cliques[i] if v not in shared])
         self.separators = {(i, j): tuple(v for v in self.cliques[i] if v in self.cliques[j])
                            for i in nbrs for j in nbrs[i]}
         self._up, self._down = {}, {}
