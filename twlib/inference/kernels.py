@@ -509,10 +509,16 @@ def max_product_prior(log_potentials, table_off, cvar_ptr, ccard, up_stride, dow
     return tables, msg, best
 
 
+def max_product_work(sep_off, marg_off):
+    """The scratch :func:`max_product_one_set` takes as ``(work, best)``."""
+    S, M = int(sep_off[-1]), int(marg_off[-1])
+    return np.zeros(2 * S + M + 1), np.full(S + 1, -1, dtype=np.int64)
+
+
 @nb.njit(cache=True)
 def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr, cvar, ccard,
                         up_stride, down_ptr, down_stride, sep_off, parents, child_ptr, children,
-                        reader, rslot, marg_off, observed, states):
+                        reader, rslot, marg_off, observed, states, work, best):
     """One evidence set's most probable explanation from the evidence-free pass
     of :func:`max_product_prior`, never copying a table: max-sum runs again
     only from the cliques holding evidence up to the root, each reading its
@@ -520,14 +526,17 @@ def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr
     below them sent and the log-indicators of the evidence it reads; decoding
     walks down from the root's best entry, a clique without evidence below it
     reading the prior's best entries.  Fills ``states``; False when the
-    evidence is impossible."""
+    evidence is impossible.
+
+    ``work`` and ``best`` (``max_product_work(sep_off, marg_off)``) are scratch
+    kept between calls, as :func:`hugin_one_set`'s; an entry is reset or
+    written before it is read."""
     n, S = parents.shape[0], sep_off[parents.shape[0]]
     dirty, first, then = _dirty(parents, reader, observed)
     # factors end to end: each child's change of message | log-indicators
-    factors = np.zeros(S + marg_off[-1])
+    factors, msg = work[:S + marg_off[-1]], work[S + marg_off[-1]:]
     factors[S:] = _indicators(observed, marg_off, -np.inf, 0.0)
-    msg = np.full(S + 1, -np.inf)                # the last entry: the root's best value
-    best = np.full(S + 1, -1, dtype=np.int64)
+    # msg and best: each separator's entries, then the root's best value
     for t in range(n - 1, -1, -1):
         if not dirty[t]:
             continue
@@ -535,8 +544,10 @@ def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr
         rows, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
                                    down_stride, sep_off, 0, first, then, rslot, S, marg_off, 1)
         rows[F * m:] = up_stride[c0:c0 + m]
+        o0, o1 = (s0, sep_off[t + 1]) if t > 0 else (S, S + 1)
+        best[o0:o1] = -1                     # _max_out then overwrites msg there
         _max_out(prior_tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, msg, best,
-                 s0 if t > 0 else S)
+                 o0)
         for s in range(s0, sep_off[t + 1]):
             # an entry the prior already rules out is -inf in the parent and stays so
             factors[s] = msg[s] - prior_msg[s] if prior_msg[s] > -np.inf else 0.0

@@ -17,6 +17,7 @@ from ..kernels import (
     decode_assignments,
     log_values,
     max_product_one_set,
+    max_product_work,
     max_product_prior,
 )
 from ..results import MPEResult
@@ -172,11 +173,13 @@ class MaxProduct:
             log_potentials = np.concatenate([self._log_potential(i).ravel()
                                              for i in self.preorder])
             self._max_prior_flat = max_product_prior(log_potentials, *(flat[k] for k in keys))
+        if "max_work" not in flat:
+            flat["max_work"] = max_product_work(flat["sep_off"], flat["marg_off"])
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
         if not max_product_one_set(*self._max_prior_flat, *(flat[k] for k in (
                 "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr", "down_stride",
                 "sep_off", "parents", "child_ptr", "children", "reader", "rslot", "marg_off")),
-                self._observed(evidence), states[0]):
+                self._observed(evidence), states[0], *flat["max_work"]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
