@@ -125,6 +125,37 @@ def test_mpe_batches_chunks_and_executors_agree():
         assert log_joint(net, row)[0] == pytest.approx(log_p, rel=1e-10)
 
 
+def test_a_tree_with_slow_queries_hands_them_to_a_search_with_the_same_answers(monkeypatch):
+    """With the thresholds at zero the tree prepares the search after its first
+    query; with the search given far more than the tree's time it answers
+    the queries itself, each equal to max-product's; a pickled tree leaves
+    the search (and its lock) behind and still answers."""
+    import pickle
+
+    from twlib.inference import search
+    from twlib.inference.junction_tree import max_product
+
+    monkeypatch.setattr(max_product, "SEARCH_AFTER_TREE_SECONDS", 0.0)
+    monkeypatch.setattr(max_product, "SEARCH_FROM_QUERY_SECONDS", 0.0)
+    monkeypatch.setattr(search, "SEARCH_SHARE_OF_TREE", 1e4)
+    net = datasets.load_network("alarm")
+    rng = np.random.default_rng(2)
+    sets = [{net.variables[j]: net.states(net.variables[j])[row[j]]
+             for j in rng.choice(len(net.variables), size=3, replace=False)}
+            for row in net.sample(6, random_state=rng).values]
+    routed, plain = JunctionTree(net), JunctionTree(net)
+    answers = [routed.mpe(e) for e in sets]
+    assert {a.method for a in answers[2:]} == {"AND/OR branch and bound, MBE(10)"}
+    for e, a in zip(sets, answers):
+        assert a.status == "optimal"
+        assert a.log_value == pytest.approx(plain.mpe(e, method="junction tree").log_value,
+                                            abs=1e-9)
+    copy = pickle.loads(pickle.dumps(routed))
+    assert copy.mpe(sets[0]).log_value == pytest.approx(answers[0].log_value, abs=1e-9)
+    with pytest.raises(InputError, match="method"):
+        routed.mpe(sets[0], method="search")
+
+
 @pytest.mark.parametrize("name", ["child", "insurance", "alarm", "hepar2", "win95pts"])
 def test_mpe_equals_max_product_elimination(name):
     net = datasets.load_network(name)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from ..errors import InputError
 
 __all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_PER_SECOND",
-           "FAR_OVER", "SEARCH_SHARE_OF_TREE", "MESSAGE_BYTES_PER_SECOND",
+           "FAR_OVER", "SEARCH_SHARE_OF_TREE", "SEARCH_AFTER_TREE_SECONDS",
+           "SEARCH_FROM_QUERY_SECONDS", "MESSAGE_BYTES_PER_SECOND",
            "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "WORK_ENTRIES",
            "FUSED_FROM_ENTRIES"]
 
@@ -28,6 +29,14 @@ FAR_OVER = 1e3
 # of the tree's time or thrashes for far longer than the tree; a quarter of the
 # tree's time catches the first kind and caps the loss on the second at 1.25x
 SEARCH_SHARE_OF_TREE = 0.25
+# A junction tree hands its MPE queries to a prepared search once they have
+# taken this long in all, of the order of what preparing the search takes
+# (MPLP and the mini-buckets: link 0.3 s, barley 1.6 s), so a run of queries
+# never pays much more than twice the better choice; and only if a query
+# takes at least this long: below it the search's own overhead per query
+# (a few milliseconds) would not pay
+SEARCH_AFTER_TREE_SECONDS = 0.5
+SEARCH_FROM_QUERY_SECONDS = 0.01
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the
 # reference machine): what sizes the i-bound to a time limit
 MESSAGE_BYTES_PER_SECOND = 2e8

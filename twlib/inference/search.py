@@ -254,7 +254,7 @@ def mpe_by_tree(tree, model, evidence, log_value) -> MPEResult:
     """The MPE by junction tree ``tree`` of ``model``, its value ``log_value(row)``
     (unnormalised, as the search's)."""
     started = clock.now()
-    assignment = tree.mpe(evidence).assignment
+    assignment = tree.mpe(evidence, method="junction tree").assignment
     seconds = clock.now() - started
     row = np.array([model.states(v).index(assignment[v]) for v in model.variables])
     return MPEResult.exact(assignment, log_value(row), "junction tree", seconds=seconds,

@@ -4,14 +4,26 @@ The same tree with maxima: log potentials are maximised up to the root from
 the cliques the evidence touches, then each clique's best states are read back
 down, ties to the lowest state index.  The evidence-free pass is kept, so a
 clique without evidence below it decodes from the prior's best entries.
+
+Where the tree is large, a branch and bound whose bounds are computed once
+(:class:`~twlib.inference.search.MPESearch`) proves most few-variable evidence
+sets in a fraction of a max-product pass.  ``mpe`` therefore runs the tree
+until its queries have cost about what preparing that search does (rent
+until the rent would buy), then tries the search first on each query, for a
+quarter of the tree's time, and returns to the tree for good if the search
+does not pay.
 """
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
+from ... import clock
+from ...errors import BudgetExceeded, InputError
 from ...factors import ZeroEvidenceError
+from ..costs import SEARCH_AFTER_TREE_SECONDS, SEARCH_FROM_QUERY_SECONDS
 from ..evidence import likelihoods
 from ..kernels import (
     decode_assignments,
@@ -183,13 +195,19 @@ class MaxProduct:
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
-    def mpe(self, evidence=None, *, soft_evidence=None) -> MPEResult:
+    def mpe(self, evidence=None, *, soft_evidence=None, method: str = "auto") -> MPEResult:
         """The most probable complete assignment given ``evidence`` as
         ``{variable: state label}``, as an optimal :class:`MPEResult`: its
         ``log_value`` is the natural log of the assignment's joint probability
         (evidence included); with ``soft_evidence`` (as in :meth:`posteriors`)
         the assignment maximises ``P(x) * prod_v weights_v(x_v)`` and that is
         the value returned.
+
+        ``method="auto"`` lets a tree whose queries are slow hand them to a
+        prepared branch and bound (see the module; ``result.method`` says which
+        answered, and both are exact); ``"junction tree"`` always runs
+        max-product on the tree.  A tree shared by threads runs the search for
+        one of them at a time.
 
         >>> from twlib.inference import JunctionTree
         >>> from twlib.datasets import load_network
@@ -198,11 +216,71 @@ class MaxProduct:
         >>> res.assignment["bronc"], res.assignment["lung"], round(res.log_value, 4)
         ('yes', 'no', -2.2017)
         """
+        if method not in ("auto", "junction tree"):
+            raise InputError(f"method must be 'auto' or 'junction tree', got {method!r}")
         if soft_evidence is not None:
             states, log_p = self._mpe([evidence or {}],
                                       soft=likelihoods(self.net, soft_evidence))
-            states, log_p = states[0], float(log_p[0])
-        else:
-            states, log_p = self._compiled_mpe(evidence)
+            return self._mpe_result(states[0], float(log_p[0]))
+        if method == "auto" and self._search_route is not None:
+            searched = self._by_search(evidence)
+            if searched is not None:
+                return searched
+        started = clock.now()
+        states, log_p = self._compiled_mpe(evidence)
+        if method == "auto":
+            self._count_tree_query(clock.now() - started)
+        return self._mpe_result(states, log_p)
+
+    def __getstate__(self):
+        """A pickled tree leaves its search behind (its lock cannot be
+        pickled); the copy prepares its own if its queries are slow."""
+        state = self.__dict__.copy()
+        if state.get("_search_route"):
+            state["_search_route"] = None
+        return state
+
+    def _mpe_result(self, states, log_p) -> MPEResult:
         assignment = {v: self.net.states(v)[k] for v, k in zip(self.net.variables, states)}
         return MPEResult.exact(assignment, log_p, "junction tree", width=self.width)
+
+    def _count_tree_query(self, seconds):
+        """Add a max-product query's time to what the tree has spent; prepare
+        the search once that reaches the expected cost of preparing it and
+        queries are slow enough for a search to win."""
+        self._tree_mpe_seconds += seconds
+        self._tree_mpe_queries += 1
+        if (self._search_route is None and self._tree_mpe_seconds >= SEARCH_AFTER_TREE_SECONDS
+                and seconds >= SEARCH_FROM_QUERY_SECONDS):
+            from ..search import MPESearch        # only trees with slow queries load it
+
+            try:
+                search = MPESearch(self.net)
+            except (BudgetExceeded, ZeroEvidenceError, InputError):
+                self._search_route = False
+                return
+            self._search_route = {"search": search, "lock": threading.Lock(), "queries": 0,
+                                  "seconds": 0.0, "tree": self._tree_mpe_seconds,
+                                  "tree_queries": self._tree_mpe_queries}
+
+    def _by_search(self, evidence):
+        """The MPE by the prepared search (the tree when the search runs out of
+        its share), or None when it is busy in another thread or has been
+        given up.  After eight queries, the search is given up if its queries
+        took longer on average than the tree's did."""
+        route = self._search_route
+        if not route or not route["lock"].acquire(blocking=False):
+            return None
+        try:
+            started = clock.now()
+            result = route["search"].mpe(evidence, fallback=self)
+            route["queries"] += 1
+            route["seconds"] += clock.now() - started
+        finally:
+            route["lock"].release()
+        tree_mean = route["tree"] / route["tree_queries"]
+        if route["queries"] >= 8 and route["seconds"] / route["queries"] > tree_mean:
+            self._search_route = False
+        # the search's values are unnormalised, as the model's factors are
+        return MPEResult.exact(result.assignment, result.log_value - self.log_z, result.method,
+                               **result.stats)

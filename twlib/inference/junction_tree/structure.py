@@ -158,8 +158,9 @@ class TreeStructure:
         parent), normalised; ``log_z`` is the log partition function (0 for a
         Bayesian network).  The layouts built on first use from the tables (the
         max-product pass, the compiled single-set passes, the flat factors) are
-        dropped."""
+        dropped, and so is the MPE's search, which was prepared on the old factors."""
         self._layout = self._max_cache = self._flat = self._max_prior_flat = None
+        self._search_route, self._tree_mpe_seconds, self._tree_mpe_queries = None, 0.0, 0
         self._factors_flat = None
         tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
         scale = np.zeros(len(self.cliques))
