@@ -6,7 +6,8 @@ Used by ``tests/test_book_prose.py`` (so ``make test`` runs them) and by ``make 
   closes with a summary and at least three exercises with solutions;
 * its prerequisites name earlier chapters only (the order of ``_toc.yml``);
 * no markdown cell tells the project's history (``HISTORY`` lists the phrases);
-* every name the prose glues (``{glue:text}`name```) is glued by a code cell of the chapter;
+* every name the prose glues (``{glue:text}`name```) is glued by a code cell of the chapter,
+  and every glued value reads back as a literal (as myst-nb formats it);
 * no code cell runs past ``CODE_LINES`` lines and no chapter's markdown past ``WORDS``;
 * the introduction lists every chapter of ``_toc.yml`` and the glossary names a chapter for
   every term it defines.
@@ -17,6 +18,7 @@ Each problem names the chapter and the cell.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -98,6 +100,9 @@ def chapter_problems(number: int, notebook: Path) -> list[str]:
                       re.findall(r"\bglue\(\s*f?[\"']([^\"']+)[\"']", text)}
             if (lines := len(text.splitlines())) > CODE_LINES:
                 problems.append(f"{name}, cell {i}: {lines} lines of code (at most {CODE_LINES})")
+            problems += [f"{name}, cell {i}: glued {g!r} reads {v!r}, which a format in the "
+                         "prose cannot take (glue a plain int, float or str)"
+                         for g, v in _glued_values(cell) if not _literal(v)]
             continue
         words += len(text.split())
         lowered = " ".join(text.lower().split())
@@ -111,6 +116,24 @@ def chapter_problems(number: int, notebook: Path) -> list[str]:
     if words > WORDS:
         problems.append(f"{name}: {words:,} words of markdown (at most {WORDS:,})")
     return problems
+
+
+def _glued_values(cell: dict) -> list[tuple[str, str]]:
+    """``(name, text)`` of each value the cell's saved outputs glued."""
+    return [(o.get("metadata", {}).get("scrapbook", {}).get("name", "?"),
+             "".join(o["data"]["application/papermill.record/text/plain"]))
+            for o in cell.get("outputs", [])
+            if "application/papermill.record/text/plain" in o.get("data", {})]
+
+
+def _literal(text: str) -> bool:
+    """Whether myst-nb can read a glued value back as a Python literal (it
+    formats ``{glue:text}`name:.2f``` that way; ``np.float64(0.5)`` fails)."""
+    try:
+        ast.literal_eval(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def book_problems() -> list[str]:
