@@ -80,18 +80,28 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
                        atol=1e-10)
 
 
+def a_run_of_sets(seed, n_vars, count=6):
+    """A random network (zeros in its CPTs for odd seeds), ``count`` evidence
+    sets over it, each observing none to all but one variable, and the
+    generator that drew them."""
+    rng = np.random.default_rng(seed)
+    net, _ = random_case(seed, n_vars, 0, bool(seed % 2))
+    sets = []
+    for _ in range(count):
+        observed = rng.choice(net.variables, size=int(rng.integers(0, n_vars)), replace=False)
+        sets.append({v: net.states(v)[rng.integers(net.arity(v))] for v in observed})
+    return net, sets, rng
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(3, 7))
 def test_one_tree_answers_a_run_of_evidence_sets_as_brute_force(seed, n_vars):
     """The compiled pass keeps its scratch between calls: a tree asked about
     sets in turn (empty, one variable, several in different branches, asking
     for some variables or all) answers each as if it were the first."""
-    rng = np.random.default_rng(seed)
-    net, _ = random_case(seed, n_vars, 0, bool(seed % 2))
+    net, sets, rng = a_run_of_sets(seed, n_vars)
     jt = JunctionTree(net)
-    for _ in range(6):
-        observed = rng.choice(net.variables, size=int(rng.integers(0, n_vars)), replace=False)
-        evidence = {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+    for evidence in sets:
         with np.errstate(invalid="ignore"):
             expected, pe = brute_force(net, evidence)
         if pe == 0:

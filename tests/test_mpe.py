@@ -13,7 +13,7 @@ from twlib.inference import JunctionTree, MemoryBudgetExceeded, ZeroEvidenceErro
 from twlib.network import random_network
 
 from . import naive
-from .test_inference import random_case
+from .test_inference import a_run_of_sets, random_case
 
 
 def joint_with_evidence(net, evidence):
@@ -65,12 +65,9 @@ def test_mpe_equals_brute_force(seed, n_vars, n_evidence, zeros):
 def test_one_tree_answers_a_run_of_evidence_sets_as_brute_force(seed, n_vars):
     """The compiled max-product pass keeps its scratch between calls: a tree
     asked for the MPE of sets in turn answers each as if it were the first."""
-    rng = np.random.default_rng(seed)
-    net, _ = random_case(seed, n_vars, 0, bool(seed % 2))
+    net, sets, _ = a_run_of_sets(seed, n_vars)
     jt = JunctionTree(net)
-    for _ in range(6):
-        observed = rng.choice(net.variables, size=int(rng.integers(0, n_vars)), replace=False)
-        evidence = {v: net.states(v)[rng.integers(net.arity(v))] for v in observed}
+    for evidence in sets:
         joint = joint_with_evidence(net, evidence)
         if joint.max() == 0:
             with pytest.raises(ZeroEvidenceError):
