@@ -31,8 +31,9 @@ FAR_OVER = 1e3
 SEARCH_SHARE_OF_TREE = 0.25
 # A junction tree hands its MPE queries to a prepared search once they have
 # taken this long in all, of the order of what preparing the search takes
-# (MPLP and the mini-buckets: link 0.3 s, barley 1.6 s), so a run of queries
-# never pays much more than twice the better choice; and only if a query
+# (MPLP for half this time, then the mini-buckets: link 0.1 s, barley and
+# munin 0.7 s), so that, as in renting until the rent would buy, a run of
+# queries pays about twice the better choice at worst; and only if a query
 # takes at least this long: below it the search's own overhead per query
 # (a few milliseconds) would not pay
 SEARCH_AFTER_TREE_SECONDS = 0.5

@@ -360,9 +360,10 @@ def _indicators(observed, marg_off, zero, one):
 
 def hugin_work(sep_off, marg_off):
     """The scratch :func:`hugin_one_set` takes as ``work``, for a tree of these
-    separators and marginals."""
+    separators and marginals: its factors (two per separator entry, one per
+    state), what the collect sent and what the distribute feeds."""
     S, M = int(sep_off[-1]), int(marg_off[-1])
-    return np.ones(2 * S + M + S + S + M)
+    return np.ones((2 * S + M) + S + (S + M))
 
 
 @nb.njit(cache=True)
