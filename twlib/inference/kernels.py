@@ -303,13 +303,11 @@ def _hub(dirty, first, child_ptr, children):
 
 
 @nb.njit(cache=True)
-def _above(t, hub, parents):
-    """Whether clique ``t`` is ``hub`` or one of its ancestors."""
-    while hub >= t:
-        if hub == t:
-            return True
-        hub = parents[hub]
-    return False
+def _clear_child_separators(buffer, t, child_ptr, children, sep_off):
+    """Zero what clique ``t``'s children's separators hold in ``buffer``, before
+    its pass adds into them."""
+    for k in range(child_ptr[t], child_ptr[t + 1]):
+        buffer[sep_off[children[k]]:sep_off[children[k] + 1]] = 0.0
 
 
 @nb.njit(cache=True)
@@ -412,14 +410,16 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
     buffer[S:] = 0.0                           # the marginals; separators as they are fed
     live = np.zeros(n, dtype=np.bool_)         # the table differs from the prior
     hub = _hub(dirty, first, child_ptr, children) if needed.any() and dirty[0] else -1
+    # from the hub up, a clique's collect pass is also its distribute pass
+    onward = np.zeros(n, dtype=np.bool_)
+    if hub >= 0:
+        _mark_up(hub, parents, onward)
     log_pe = 0.0
     for t in range(n - 1, -1, -1):                                # collect
         if not dirty[t]:
             continue
         c0, m, s0, s1 = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t], sep_off[t], sep_off[t + 1]
-        # from the hub up, a clique's collect pass is also its distribute pass
-        onward = hub >= 0 and _above(t, hub, parents)
-        K = 1 + (fan_ptr[t + 1] - fan_ptr[t] if onward else 0)
+        K = 1 + (fan_ptr[t + 1] - fan_ptr[t] if onward[t] else 0)
         rows, offsets, F = _inputs(t, cvar_ptr, child_ptr, children, dirty, down_ptr,
                                    down_stride, sep_off, 0, first, then, rslot, 2 * S, marg_off,
                                    K)
@@ -427,11 +427,10 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         targets = np.empty(K, dtype=np.int64)
         targets[0] = f1 + s0
         sent[s0:s1] = 0.0
-        if onward:
+        if onward[t]:
             rows[(F + 1) * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
             targets[1:] = f1 + S + fan_out[fan_ptr[t]:fan_ptr[t + 1]]
-            for k in range(child_ptr[t], child_ptr[t + 1]):
-                buffer[sep_off[children[k]]:sep_off[children[k] + 1]] = 0.0
+            _clear_child_separators(buffer, t, child_ptr, children, sep_off)
             live[t] = True
         _fan_out(tables, table_off[t], ccard, c0, m, rows, F, work, offsets, K, work, targets)
         total = sent[s0:s1].sum()
@@ -472,8 +471,7 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         rows[(F - 1) * m:F * m] = up_stride[c0:c0 + m]
         offsets[F - 1] = S + s0
         rows[F * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
-        for k in range(child_ptr[t], child_ptr[t + 1]):
-            buffer[sep_off[children[k]]:sep_off[children[k] + 1]] = 0.0
+        _clear_child_separators(buffer, t, child_ptr, children, sep_off)
         _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, K, buffer,
                  fan_out[fan_ptr[t]:fan_ptr[t + 1]])
     for v in range(observed.shape[0]):                            # read the marginals

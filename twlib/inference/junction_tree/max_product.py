@@ -263,8 +263,7 @@ class MaxProduct:
                 self._search_route = False
                 return
             self._search_route = {"search": search, "lock": threading.Lock(), "queries": 0,
-                                  "seconds": 0.0, "tree": self._tree_mpe_seconds,
-                                  "tree_queries": self._tree_mpe_queries}
+                                  "seconds": 0.0}
 
     def _by_search(self, evidence):
         """The MPE by the prepared search (the tree when the search runs out of
@@ -281,7 +280,7 @@ class MaxProduct:
             route["seconds"] += clock.now() - started
         finally:
             route["lock"].release()
-        tree_mean = route["tree"] / route["tree_queries"]
+        tree_mean = self._tree_mpe_seconds / self._tree_mpe_queries
         if route["queries"] >= 8 and route["seconds"] / route["queries"] > tree_mean:
             self._search_route = False
         # the search's values are unnormalised, as the model's factors are
