@@ -427,7 +427,7 @@ def _propagate(state, scalars, target, static, work, start):
     better than the floor, until nothing changes; the node's bound, or ``-inf``
     when a domain empties (the culprit's weight grows) or the trail is full."""
     _, _, _, _, _, _, arity, inc_ptr, inc_table, _ = static
-    dom, dsize, weight, _, _, _, _, stamp, touched, dtrail, _, _, _, _ = work
+    dom, dsize, weight, _, _, kept, infs, stamp, touched, dtrail, _, _, _, _ = work
     n = arity.shape[0]
     top = dom.shape[1]
     floor = _floor(scalars, target)
@@ -465,7 +465,9 @@ def _propagate(state, scalars, target, static, work, start):
             for b in range(arity[y]):
                 if not dom[y, b]:
                     continue
-                red = _reduced_cost(y, b, static, work, False)
+                # read here, not through _reduced_cost: a call that unpacks the
+                # tuples costs more in reference counts than the check itself
+                red = np.inf if infs[y, b] > 0 else kept[y, b]
                 if not total - red > floor + _NEAR * (1.0 + abs(floor)):
                     # near the floor the sum kept up to date may have drifted
                     red = _reduced_cost(y, b, static, work, True)
