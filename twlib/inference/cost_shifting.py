@@ -95,13 +95,23 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
             if np.isfinite(value) and bounds[-1] <= value + slack(value):
                 closed = assign
                 break
-        if not bounds[-2] - bounds[-1] > tol * max(1.0, abs(bounds[-1])):
+        if converged(bounds, tol):
             break
         if clock.expired(deadline):
             break
     shifted = [(scope, values[offset[t]:offset[t] + size[t]].reshape(np.shape(v)).copy())
                for t, (scope, v) in enumerate(tables)]
     return (shifted, np.array(bounds), closed) if decode else (shifted, np.array(bounds))
+
+
+def converged(bounds, tol: float = 1e-7) -> bool:
+    """Whether the last call of :func:`mplp` that gave ``bounds`` lowered the
+    bound by less than ``tol`` (relative): more sweeps would hardly tighten it.
+
+    >>> converged([3.0, 2.0, 2.0]), converged([3.0, 2.0])
+    (True, False)
+    """
+    return not bounds[-2] - bounds[-1] > tol * max(1.0, abs(bounds[-1]))
 
 
 @nb.njit(cache=True)

@@ -27,6 +27,7 @@ from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
 from .flat import flat_tables
 from .kernels import flat_factors, log_values
+from .cost_shifting import converged, mplp
 from .minibucket import affordable_i_bound, check_i_bound, mini_buckets, shifted_tables
 from .portfolio import PROPAGATION_NODES, Portfolio
 from .propagation import PropagationSearch
@@ -34,8 +35,12 @@ from .results import MPEResult
 
 __all__ = ["MPESearch", "branch_and_bound_mpe", "mpe_by_tree", "with_likelihoods"]
 
-# The share of the time limit the propagation search has alone, after MPLP and
-# before the mini-buckets: what it proves in that time needs no messages
+# MPLP and the propagation search take turns before any mini-bucket is computed,
+# the first turn this long (seconds) and each next one twice as long: an
+# instance that a little MPLP lets the search prove costs about what it needs,
+# and one that needs more gets it.  Without MPLP the search alone has this
+# share of the time limit.
+_FIRST_TURN = 0.01
 _PROBE_SHARE = 0.025
 
 
@@ -50,12 +55,15 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     the mini-buckets are needed.
 
     The tables are first reparameterised by MPLP for at most ``mplp_time_limit``
-    (default a tenth of ``time_limit``; 0 turns it off), which tightens the
-    mini-bucket heuristic and removes the values that the zeros rule out; it
-    stops early when the assignment of largest beliefs reaches its bound,
-    which proves that assignment optimal with no search.  Then the propagation search (:mod:`twlib.inference.propagation`) runs
-    alone for a fortieth of the time, and if it has not proved the answer the
-    mini-buckets are computed and it takes turns with the other searches;
+    in all (default a tenth of ``time_limit``; 0 turns it off), which tightens
+    the mini-bucket heuristic and removes the values that the zeros rule out;
+    it stops early when the assignment of largest beliefs reaches its bound,
+    which proves that assignment optimal with no search, or when it stops
+    improving.  MPLP takes turns with the propagation search
+    (:mod:`twlib.inference.propagation`), each turn twice as long as the one
+    before, since what that search proves needs no messages and a tighter LP
+    lets it prove more.  If it has not proved the answer, the mini-buckets are
+    computed and it takes turns with the other searches;
     ``propagation=False`` leaves it out.
 
     >>> from twlib.datasets import load_network
@@ -76,13 +84,14 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     def log_value(states):
         return model.log_values([states])[0]
 
-    shifted = shifted_tables(model, evidence, order=order,
-                             mplp_time_limit=time_limit / 10 if mplp_time_limit is None
-                             else mplp_time_limit)
-    probe, history, status = None, [], None
-    if propagation and shifted.closed is None:
-        probe, history, status = _probe(shifted, started, _PROBE_SHARE * time_limit,
-                                        max_memory_gb)
+    mplp_cap = time_limit / 10 if mplp_time_limit is None else mplp_time_limit
+    if propagation:
+        shifted, probe, history, status = _shift_and_probe(
+            model, evidence, order, mplp_cap, started, _PROBE_SHARE * time_limit,
+            max_memory_gb)
+    else:
+        shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=mplp_cap)
+        probe, history, status = None, [], None
     probe_seconds = clock.now() - started
     if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
         result = MPEResult.of_search(
@@ -114,26 +123,48 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     return result
 
 
-def _probe(shifted, started, seconds, max_memory_gb):
-    """The propagation search on ``shifted`` tables alone for up to ``seconds``,
-    before any mini-bucket is computed: ``(search, history, status)``, the status
-    ``"optimal"`` or ``"interrupted"`` if that ended the run, else None.  Its
-    undo trail takes at most an eighth of ``max_memory_gb``."""
-    tab = flat_tables(shifted.tables)
-    probe = PropagationSearch(tab, len(shifted.tables), shifted.arity, np.array([-np.inf]),
-                              np.zeros(len(shifted.arity), dtype=np.int64),
-                              trail_bytes=max_memory_gb * 2**30 / 8)
-    history = []
-    end = clock.now() + seconds
-    with clock.interruptible():
-        while not probe.finished and not probe.stalled and not clock.expired(end):
-            before = probe.incumbent
-            probe.run(PROPAGATION_NODES)
-            if probe.incumbent > before:
-                history.append((clock.now() - started, probe.incumbent, probe.bound()))
-            if clock.interrupted():
-                return probe, history, "interrupted"
-    return probe, history, "optimal" if probe.finished else None
+def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memory_gb):
+    """MPLP (``mplp_cap`` seconds in all) and the propagation search in turns
+    (see :func:`branch_and_bound_mpe`), before any mini-bucket is computed; the
+    search alone for ``alone`` seconds when ``mplp_cap`` is 0.  Returns
+    ``(shifted tables, search, history, status)``, the status ``"optimal"`` or
+    ``"interrupted"`` if that ended the run, else None; the search is None when
+    MPLP closed the bound.  The search's undo trail takes at most an eighth of
+    ``max_memory_gb``."""
+    shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+    # one incumbent for every turn's search: shifting leaves each assignment's value
+    scalars, best = np.array([-np.inf]), np.zeros(len(shifted.arity), dtype=np.int64)
+    bounds, history, turn, spent = [], [], _FIRST_TURN, 0.0
+    while True:
+        done = True
+        if spent < mplp_cap:
+            begun = clock.now()
+            shifted.tables, more, shifted.closed = mplp(
+                shifted.tables, shifted.arity, time_limit=min(turn, mplp_cap - spent),
+                decode=True)
+            spent += clock.now() - begun
+            bounds.extend(more[1:] if bounds else more)
+            shifted.lp_bounds = np.array(bounds)
+            if shifted.closed is not None:
+                return shifted, None, history, None
+            done = converged(more) or spent >= mplp_cap
+        probe = PropagationSearch(flat_tables(shifted.tables), len(shifted.tables),
+                                  shifted.arity, scalars, best,
+                                  trail_bytes=max_memory_gb * 2**30 / 8)
+        end = clock.now() + (turn if mplp_cap > 0 else alone)
+        with clock.interruptible():
+            while not probe.finished and not probe.stalled and not clock.expired(end):
+                before = probe.incumbent
+                probe.run(PROPAGATION_NODES)
+                if probe.incumbent > before:
+                    history.append((clock.now() - started, probe.incumbent, probe.bound()))
+                if clock.interrupted():
+                    return shifted, probe, history, "interrupted"
+        if probe.finished:
+            return shifted, probe, history, "optimal"
+        if done or probe.stalled:
+            return shifted, probe, history, None
+        turn *= 2
 
 
 class MPESearch:
