@@ -92,15 +92,22 @@ def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset
     graph.remove_nodes_from(fixed)
     arity = {v: model.arity(v) for v in model.variables}
     chosen = []
+    # each step orders the graph by the greedy heuristics alone; the spectral
+    # sweeps (an eigen-decomposition each) only for the graph that is kept
+    sweeps = False
     while True:
-        order = elimination_order(graph, method="auto", weights=arity, restarts=0) if graph else []
+        order = (elimination_order(graph, method="auto", weights=arity, restarts=0,
+                                   sweeps=sweeps) if graph else [])
         cliques = clique_tree(graph, order)[0] if graph else []
         sizes = [math.prod(arity[v] for v in c) for c in cliques]
         entries, largest = sum(sizes), max(sizes, default=0)
         gib = tables_gib(entries, largest)
-        if gib <= max_memory_gb or not graph:
+        if (gib <= max_memory_gb and sweeps) or not graph:
             return Cutset(chosen, order, int(entries), gib,
                           math.prod(arity[v] for v in chosen))
+        if gib <= max_memory_gb:
+            sweeps = True
+            continue
         held = dict.fromkeys(graph, 0)
         for c, size in zip(cliques, sizes):
             for v in c:

@@ -50,18 +50,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     clock.check_time_limit(time_limit)
     model = with_likelihoods(model, soft_evidence)
     check_memory_budget(max_memory_gb)
-    tree_gb = tree_budget_gb(max_memory_gb, time_limit)
-    # the restarts that look for a smaller tree get a twentieth of the time: they
-    # decide whether the tree fits, and are lost time when it does not (and not
-    # tried when the greedy orders miss the budget by orders of magnitude)
-    tree_order = elimination_order(model.interaction_graph(), method="auto",
-                                   weights={v: model.arity(v) for v in model.variables},
-                                   time_limit=time_limit / 20,
-                                   stop_above=FAR_OVER * tree_gb * 2**30 / 8)
-    try:
-        tree = JunctionTree(model, order=tree_order, max_memory_gb=tree_gb)
-    except MemoryBudgetExceeded:
-        tree = None
+    tree = _tree_that_fits(model, tree_budget_gb(max_memory_gb, time_limit), time_limit)
     if tree is not None:
         return mpe_by_tree(tree, model, evidence, lambda row: model.log_values([row])[0])
     return branch_and_bound_mpe(model, evidence, i_bound="auto", time_limit=time_limit,
@@ -89,10 +78,7 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     check_memory_budget(max_memory_gb)
     fixed = evidence_indices(model, evidence)
     started = clock.now()
-    try:
-        tree = JunctionTree(model, max_memory_gb=max_memory_gb)
-    except MemoryBudgetExceeded:
-        tree = None
+    tree = _tree_that_fits(model, max_memory_gb, time_limit)
     if tree is not None:
         result = tree.posteriors(fixed)
         result.stats["seconds"] = clock.now() - started
@@ -109,3 +95,20 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     return conditioned_posteriors(model, fixed, cutset, max_memory_gb=max_memory_gb,
                                   time_limit=max(left, 1e-3), i_bound=i_bound,
                                   executor=executor, progress=progress)
+
+
+def _tree_that_fits(model, budget_gb, time_limit):
+    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None.
+
+    The restarts that look for a smaller tree get a twentieth of the time: they
+    decide whether the tree fits, and are lost time when it does not (and not
+    tried when the greedy orders miss the budget by orders of magnitude).
+    """
+    order = elimination_order(model.interaction_graph(), method="auto",
+                              weights={v: model.arity(v) for v in model.variables},
+                              time_limit=time_limit / 20,
+                              stop_above=FAR_OVER * budget_gb * 2**30 / 8)
+    try:
+        return JunctionTree(model, order=order, max_memory_gb=budget_gb)
+    except MemoryBudgetExceeded:
+        return None
