@@ -61,8 +61,8 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     which proves that assignment optimal with no search, or when it stops
     improving.  MPLP takes turns with the propagation search
     (:mod:`twlib.inference.propagation`), each turn twice as long as the one
-    before, since what that search proves needs no messages and a tighter LP
-    lets it prove more.  If it has not proved the answer, the mini-buckets are
+    before and the search given as long as MPLP in all, since what that search
+    proves needs no messages and a tighter LP lets it prove more.  If it has not proved the answer, the mini-buckets are
     computed and it takes turns with the other searches;
     ``propagation=False`` leaves it out.
 
@@ -125,8 +125,9 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
 
 def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memory_gb):
     """MPLP (``mplp_cap`` seconds in all) and the propagation search in turns
-    (see :func:`branch_and_bound_mpe`), before any mini-bucket is computed; the
-    search alone for ``alone`` seconds when ``mplp_cap`` is 0.  Returns
+    (see :func:`branch_and_bound_mpe`), before any mini-bucket is computed,
+    the search for as long as MPLP in all; the search alone for ``alone``
+    seconds when ``mplp_cap`` is 0.  Returns
     ``(shifted tables, search, history, status)``, the status ``"optimal"`` or
     ``"interrupted"`` if that ended the run, else None; the search is None when
     MPLP closed the bound.  The search's undo trail takes at most an eighth of
@@ -135,8 +136,9 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
     # one incumbent for every turn's search: shifting leaves each assignment's value
     scalars, best = np.array([-np.inf]), np.zeros(len(shifted.arity), dtype=np.int64)
     bounds, history, turn, spent = [], [], _FIRST_TURN, 0.0
+    until = clock.now() + (2 * mplp_cap if mplp_cap > 0 else alone)
     while True:
-        done = True
+        last = True
         if spent < mplp_cap:
             begun = clock.now()
             shifted.tables, more, shifted.closed = mplp(
@@ -147,22 +149,28 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
             shifted.lp_bounds = np.array(bounds)
             if shifted.closed is not None:
                 return shifted, None, history, None
-            done = converged(more) or spent >= mplp_cap
+            last = converged(more) or spent >= mplp_cap
         probe = PropagationSearch(flat_tables(shifted.tables), len(shifted.tables),
                                   shifted.arity, scalars, best,
                                   trail_bytes=max_memory_gb * 2**30 / 8)
-        end = clock.now() + (turn if mplp_cap > 0 else alone)
+        end = min(clock.now() + turn, until) if mplp_cap > 0 else until
+        nodes = 1
         with clock.interruptible():
             while not probe.finished and not probe.stalled and not clock.expired(end):
-                before = probe.incumbent
-                probe.run(PROPAGATION_NODES)
+                before, begun = probe.incumbent, clock.now()
+                expanded = probe.run(nodes)
+                # next, the nodes that take a quarter of what is left of the turn at
+                # the rate just seen: on dense tables one node rescans thousands of
+                # entries, and a fixed number of them would overrun short turns
+                rate = expanded / max(clock.now() - begun, 1e-6)
+                nodes = int(min(PROPAGATION_NODES, max(1, rate * (end - clock.now()) / 4)))
                 if probe.incumbent > before:
                     history.append((clock.now() - started, probe.incumbent, probe.bound()))
                 if clock.interrupted():
                     return shifted, probe, history, "interrupted"
         if probe.finished:
             return shifted, probe, history, "optimal"
-        if done or probe.stalled:
+        if last or probe.stalled or clock.expired(until):
             return shifted, probe, history, None
         turn *= 2
 
