@@ -41,8 +41,8 @@ import numpy as np
 from .. import clock
 from .flat import flat_tables, slack
 
-__all__ = ["mplp", "conditioned_bound", "rounded_assignment", "branching_variable",
-           "star_incidence"]
+__all__ = ["mplp", "mplp_in_place", "unflattened", "conditioned_bound", "rounded_assignment",
+           "branching_variable", "star_incidence"]
 
 _SWEEPS_PER_CALL = 20
 # Rounding clamps this fraction of the free variables at a time: a quarter at once
@@ -76,18 +76,40 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
     >>> round(float(np.exp(bounds[0])), 3), round(float(np.exp(bounds[-1])), 3)
     (1.0, 0.5)
     """
-    ptr, var, stride, offset, values = flat_tables(tables)
+    tab = flat_tables(tables)
+    bounds, closed = mplp_in_place(tab, arity, time_limit=time_limit, max_sweeps=max_sweeps,
+                                   tol=tol, decode=decode)
+    shifted = unflattened(tab, tables)
+    return (shifted, bounds, closed) if decode else (shifted, bounds)
+
+
+def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
+                  tol: float = 1e-7, decode: bool = False):
+    """:func:`mplp` on flat tables ``tab`` (:func:`twlib.inference.flat.flat_tables`),
+    whose values it shifts in place: ``(bounds, assignment)``, the assignment
+    None unless ``decode`` found one that closes the bound.  A caller that
+    alternates MPLP with a search on the same tables flattens them once.
+
+    >>> import numpy as np
+    >>> pair = np.log([[1.0, 0.5], [0.5, 1.0]])
+    >>> tab = flat_tables([((0,), np.log([1.0, 0.1])), ((0, 1), pair)])
+    >>> bounds, closed = mplp_in_place(tab, np.array([2, 2]), decode=True)
+    >>> round(float(np.exp(bounds[-1])), 3), closed.tolist()
+    (1.0, [0, 0])
+    """
+    ptr, var, stride, offset, values = tab
     arity = np.asarray(arity, dtype=np.int64)
-    inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), len(tables))
-    size = np.array([int(np.size(v)) for _, v in tables], dtype=np.int64)
-    bounds = [_bound(len(tables), offset, size, values)]
+    count = len(ptr) - 1
+    inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), count)
+    size = np.diff(np.append(offset, len(values)))
+    bounds = [_bound(count, offset, size, values)]
     deadline = clock.now() + time_limit
     sweeps, closed = 0, None
     while sweeps < max_sweeps:
         step = min(_SWEEPS_PER_CALL, max_sweeps - sweeps)
         _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, step)
         sweeps += step
-        bounds.append(_bound(len(tables), offset, size, values))
+        bounds.append(_bound(count, offset, size, values))
         if decode:
             assign = np.zeros(len(arity), dtype=np.int64)
             value = _believed(ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table,
@@ -99,9 +121,15 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
             break
         if clock.expired(deadline):
             break
-    shifted = [(scope, values[offset[t]:offset[t] + size[t]].reshape(np.shape(v)).copy())
-               for t, (scope, v) in enumerate(tables)]
-    return (shifted, np.array(bounds), closed) if decode else (shifted, np.array(bounds))
+    return np.array(bounds), closed
+
+
+def unflattened(tab, tables):
+    """The flat tables ``tab`` back as ``(scope, log table)`` pairs with the
+    scopes and shapes of ``tables`` (copies, so that ``tab`` can change on)."""
+    offset, values = tab[3], tab[4]
+    return [(scope, values[offset[t]:offset[t] + np.size(v)].reshape(np.shape(v)).copy())
+            for t, (scope, v) in enumerate(tables)]
 
 
 def converged(bounds, tol: float = 1e-7) -> bool:

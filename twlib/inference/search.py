@@ -27,7 +27,7 @@ from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
 from .flat import flat_tables
 from .kernels import flat_factors, log_values
-from .cost_shifting import converged, mplp
+from .cost_shifting import converged, mplp_in_place, unflattened
 from .minibucket import affordable_i_bound, check_i_bound, mini_buckets, shifted_tables
 from .portfolio import PROPAGATION_NODES, Portfolio
 from .propagation import PropagationSearch
@@ -62,9 +62,9 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     improving.  MPLP takes turns with the propagation search
     (:mod:`twlib.inference.propagation`), each turn twice as long as the one
     before and the search given as long as MPLP in all, since what that search
-    proves needs no messages and a tighter LP lets it prove more.  If it has not proved the answer, the mini-buckets are
-    computed and it takes turns with the other searches;
-    ``propagation=False`` leaves it out.
+    proves needs no messages and a tighter LP lets it prove more.  If it has
+    not proved the answer, the mini-buckets are computed and it takes turns
+    with the other searches; ``propagation=False`` leaves it out.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -133,46 +133,57 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
     MPLP closed the bound.  The search's undo trail takes at most an eighth of
     ``max_memory_gb``."""
     shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+    # the turns shift and search one flat copy, made into tables again at the end
+    tab = flat_tables(shifted.tables)
     # one incumbent for every turn's search: shifting leaves each assignment's value
     scalars, best = np.array([-np.inf]), np.zeros(len(shifted.arity), dtype=np.int64)
     bounds, history, turn, spent = [], [], _FIRST_TURN, 0.0
     until = clock.now() + (2 * mplp_cap if mplp_cap > 0 else alone)
+    probe, status = None, None
     while True:
         last = True
         if spent < mplp_cap:
             begun = clock.now()
-            shifted.tables, more, shifted.closed = mplp(
-                shifted.tables, shifted.arity, time_limit=min(turn, mplp_cap - spent),
-                decode=True)
+            more, shifted.closed = mplp_in_place(
+                tab, shifted.arity, time_limit=min(turn, mplp_cap - spent), decode=True)
             spent += clock.now() - begun
             bounds.extend(more[1:] if bounds else more)
             shifted.lp_bounds = np.array(bounds)
             if shifted.closed is not None:
-                return shifted, None, history, None
+                probe = None
+                break
             last = converged(more) or spent >= mplp_cap
-        probe = PropagationSearch(flat_tables(shifted.tables), len(shifted.tables),
-                                  shifted.arity, scalars, best,
+        probe = PropagationSearch(tab, len(shifted.tables), shifted.arity, scalars, best,
                                   trail_bytes=max_memory_gb * 2**30 / 8)
-        end = min(clock.now() + turn, until) if mplp_cap > 0 else until
-        nodes = 1
-        with clock.interruptible():
-            while not probe.finished and not probe.stalled and not clock.expired(end):
-                before, begun = probe.incumbent, clock.now()
-                expanded = probe.run(nodes)
-                # next, the nodes that take a quarter of what is left of the turn at
-                # the rate just seen: on dense tables one node rescans thousands of
-                # entries, and a fixed number of them would overrun short turns
-                rate = expanded / max(clock.now() - begun, 1e-6)
-                nodes = int(min(PROPAGATION_NODES, max(1, rate * (end - clock.now()) / 4)))
-                if probe.incumbent > before:
-                    history.append((clock.now() - started, probe.incumbent, probe.bound()))
-                if clock.interrupted():
-                    return shifted, probe, history, "interrupted"
-        if probe.finished:
-            return shifted, probe, history, "optimal"
-        if last or probe.stalled or clock.expired(until):
-            return shifted, probe, history, None
+        status = _probe_turn(probe, min(clock.now() + turn, until) if mplp_cap > 0 else until,
+                             started, history)
+        if status is not None or last or probe.stalled or clock.expired(until):
+            break
         turn *= 2
+    if bounds:
+        shifted.tables = unflattened(tab, shifted.tables)
+    return shifted, probe, history, status
+
+
+def _probe_turn(probe, end, started, history):
+    """The propagation search ``probe`` run until clock time ``end``, its new
+    incumbents appended to ``history``: ``"optimal"`` or ``"interrupted"`` if
+    that ended the run, else None."""
+    nodes = 1
+    with clock.interruptible():
+        while not probe.finished and not probe.stalled and not clock.expired(end):
+            before, begun = probe.incumbent, clock.now()
+            expanded = probe.run(nodes)
+            # next, the nodes that take a quarter of what is left of the turn at
+            # the rate just seen: on dense tables one node rescans thousands of
+            # entries, and a fixed number of them would overrun short turns
+            rate = expanded / max(clock.now() - begun, 1e-6)
+            nodes = int(min(PROPAGATION_NODES, max(1, rate * (end - clock.now()) / 4)))
+            if probe.incumbent > before:
+                history.append((clock.now() - started, probe.incumbent, probe.bound()))
+            if clock.interrupted():
+                return "interrupted"
+    return "optimal" if probe.finished else None
 
 
 class MPESearch:
