@@ -61,7 +61,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     which proves that assignment optimal with no search, or when it stops
     improving.  MPLP takes turns with the propagation search
     (:mod:`twlib.inference.propagation`), each turn twice as long as the one
-    before and the search given as long as MPLP in all, since what that search
+    before, for at most a fortieth of the limit more in all, since what that search
     proves needs no messages and a tighter LP lets it prove more.  If it has
     not proved the answer, the mini-buckets are computed and it takes turns
     with the other searches; ``propagation=False`` leaves it out.
@@ -86,12 +86,12 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
 
     mplp_cap = time_limit / 10 if mplp_time_limit is None else mplp_time_limit
     if propagation:
-        shifted, probe, history, status = _shift_and_probe(
+        shifted, probe, probe_spent, history, status = _shift_and_probe(
             model, evidence, order, mplp_cap, started, _PROBE_SHARE * time_limit,
             max_memory_gb)
     else:
         shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=mplp_cap)
-        probe, history, status = None, [], None
+        probe, probe_spent, history, status = None, 0.0, [], None
     probe_seconds = clock.now() - started
     if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
         result = MPEResult.of_search(
@@ -117,7 +117,7 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
         solver = Portfolio(mb, max_memory_gb)
         result = solver.solve(model, mb.evidence, log_value, started=started,
                               time_limit=time_limit, progress=progress, probe=probe,
-                              probe_spent=probe_seconds, history=history)
+                              probe_spent=probe_spent, history=history)
     result.stats.update(seconds=clock.now() - started, heuristic_seconds=heuristic_seconds,
                         compile_seconds=clock.compile_seconds() - compiled)
     return result
@@ -126,11 +126,12 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
 def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memory_gb):
     """MPLP (``mplp_cap`` seconds in all) and the propagation search in turns
     (see :func:`branch_and_bound_mpe`), before any mini-bucket is computed,
-    the search for as long as MPLP in all; the search alone for ``alone``
-    seconds when ``mplp_cap`` is 0.  Returns
-    ``(shifted tables, search, history, status)``, the status ``"optimal"`` or
-    ``"interrupted"`` if that ended the run, else None; the search is None when
-    MPLP closed the bound.  The search's undo trail takes at most an eighth of
+    for ``mplp_cap + alone`` seconds at most (the search alone when
+    ``mplp_cap`` is 0).  Returns ``(shifted tables, search, its
+    seconds, history, status)``, the status ``"optimal"`` or ``"interrupted"``
+    if that ended the run, else None; the search is None when MPLP closed the
+    bound, and its seconds are those of the last turn only (each turn's search
+    starts afresh on the tables as MPLP left them).  The search's undo trail takes at most an eighth of
     ``max_memory_gb``."""
     shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
     # the turns shift and search one flat copy, made into tables again at the end
@@ -138,8 +139,8 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
     # one incumbent for every turn's search: shifting leaves each assignment's value
     scalars, best = np.array([-np.inf]), np.zeros(len(shifted.arity), dtype=np.int64)
     bounds, history, turn, spent = [], [], _FIRST_TURN, 0.0
-    until = clock.now() + (2 * mplp_cap if mplp_cap > 0 else alone)
-    probe, status = None, None
+    until = clock.now() + mplp_cap + alone
+    probe, probe_spent, status = None, 0.0, None
     while True:
         last = True
         if spent < mplp_cap:
@@ -155,14 +156,16 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
             last = converged(more) or spent >= mplp_cap
         probe = PropagationSearch(tab, len(shifted.tables), shifted.arity, scalars, best,
                                   trail_bytes=max_memory_gb * 2**30 / 8)
-        status = _probe_turn(probe, min(clock.now() + turn, until) if mplp_cap > 0 else until,
+        begun = clock.now()
+        status = _probe_turn(probe, min(begun + turn, until) if mplp_cap > 0 else until,
                              started, history)
+        probe_spent = clock.now() - begun
         if status is not None or last or probe.stalled or clock.expired(until):
             break
         turn *= 2
     if bounds:
         shifted.tables = unflattened(tab, shifted.tables)
-    return shifted, probe, history, status
+    return shifted, probe, probe_spent, history, status
 
 
 def _probe_turn(probe, end, started, history):
