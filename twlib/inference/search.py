@@ -2,10 +2,11 @@
 
 :func:`branch_and_bound_mpe` answers one evidence set past the junction tree.
 It shifts the tables by MPLP (:mod:`twlib.inference.cost_shifting`), which
-may close the LP at the root and prove its rounding optimal with no search;
-then the propagation search (:mod:`twlib.inference.propagation`) runs alone
-for a fortieth of the time, since what it proves needs no messages; then the
-mini-bucket messages are computed (:mod:`twlib.inference.minibucket`) and the
+may close the LP at the root and prove its rounding optimal with no search,
+in turns of doubling length with the propagation search
+(:mod:`twlib.inference.propagation`), since what that search proves needs no
+messages and a tighter LP lets it prove more; then the mini-bucket messages
+are computed (:mod:`twlib.inference.minibucket`) and the
 portfolio of engines (:mod:`twlib.inference.portfolio`) takes turns on one
 incumbent until one proves it, anytime: at any moment it holds an incumbent
 and a proved upper bound.
@@ -23,11 +24,11 @@ import numpy as np
 from .. import clock
 from ..errors import BudgetExceeded, InputError, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
+from .cost_shifting import converged, mplp_in_place, unflattened
 from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
 from .flat import flat_tables
 from .kernels import flat_factors, log_values
-from .cost_shifting import converged, mplp_in_place, unflattened
 from .minibucket import affordable_i_bound, check_i_bound, mini_buckets, shifted_tables
 from .portfolio import PROPAGATION_NODES, Portfolio
 from .propagation import PropagationSearch
@@ -61,8 +62,8 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     which proves that assignment optimal with no search, or when it stops
     improving.  MPLP takes turns with the propagation search
     (:mod:`twlib.inference.propagation`), each turn twice as long as the one
-    before, for at most a fortieth of the limit more in all, since what that search
-    proves needs no messages and a tighter LP lets it prove more.  If it has
+    before, for at most a fortieth of the limit more in all, since what that
+    search proves needs no messages and a tighter LP lets it prove more.  If it has
     not proved the answer, the mini-buckets are computed and it takes turns
     with the other searches; ``propagation=False`` leaves it out.
 
@@ -131,8 +132,8 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
     seconds, history, status)``, the status ``"optimal"`` or ``"interrupted"``
     if that ended the run, else None; the search is None when MPLP closed the
     bound, and its seconds are those of the last turn only (each turn's search
-    starts afresh on the tables as MPLP left them).  The search's undo trail takes at most an eighth of
-    ``max_memory_gb``."""
+    starts afresh on the tables as MPLP left them).  The search's undo trail
+    takes at most an eighth of ``max_memory_gb``."""
     shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
     # the turns shift and search one flat copy, made into tables again at the end
     tab = flat_tables(shifted.tables)
