@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 
 from .. import clock
-from .flat import flat_tables, slack
+from .flat import flat_tables, slack, table_sizes
 
 __all__ = ["mplp", "mplp_in_place", "unflattened", "conditioned_bound", "rounded_assignment",
            "branching_variable", "star_incidence"]
@@ -101,7 +101,7 @@ def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_
     arity = np.asarray(arity, dtype=np.int64)
     count = len(ptr) - 1
     inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), count)
-    size = np.diff(np.append(offset, len(values)))
+    size = table_sizes(tab)
     bounds = [_bound(count, offset, size, values)]
     deadline = clock.now() + time_limit
     sweeps, closed = 0, None

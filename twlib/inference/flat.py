@@ -15,7 +15,7 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["flat_tables", "flat_lists", "table_value", "tables_sum", "tables_total", "slack",
+__all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum", "tables_total", "slack",
            "sort_best_first"]
 
 # Two values closer than this (relative) are not told apart when pruning: the
@@ -45,6 +45,16 @@ def flat_tables(tables):
         flat[start:start + np.size(values)] = np.ravel(values)
     return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
             np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
+
+
+def table_sizes(tab) -> np.ndarray:
+    """The number of entries of each flat table of ``tab`` (:func:`flat_tables`).
+
+    >>> table_sizes(flat_tables([((0, 1), np.zeros((2, 3))), ((1,), np.zeros(3))])).tolist()
+    [6, 3]
+    """
+    offset, values = tab[3], tab[4]
+    return np.diff(np.append(offset, len(values)))
 
 
 @nb.njit(cache=True)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..heaps import heap_pop, heap_push
 from .engine import Engine
-from .flat import slack, tables_total
+from .flat import slack, table_sizes, tables_total
 from .cost_shifting import (branching_variable, conditioned_bound, rounded_assignment,
                             star_incidence)
 
@@ -58,7 +58,7 @@ def lp_arrays(tab, count: int, n_vars: int, sweeps: int):
     ([6], 6)
     """
     ptr, var, stride, offset, values = tab
-    size = np.diff(np.append(offset, len(values)))
+    size = table_sizes(tab)
     end = offset[count] if count < len(offset) else len(values)
     return (np.zeros(n_vars, dtype=np.bool_), count, stride, offset, size, np.empty(end),
             *star_incidence(ptr, var, n_vars, count), sweeps, np.zeros(n_vars, dtype=np.int64))

@@ -50,7 +50,7 @@ import numba as nb
 import numpy as np
 
 from .engine import Engine
-from .flat import slack, tables_total
+from .flat import slack, table_sizes, tables_total
 from .cost_shifting import star_incidence
 
 __all__ = ["PropagationSearch"]
@@ -103,7 +103,7 @@ class PropagationSearch(Engine):
         inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, n, count)
         k_of_slot = np.full(len(var), -1, dtype=np.int64)
         k_of_slot[inc_slot] = np.arange(len(inc_slot))
-        size = np.diff(np.append(offset, len(values)))
+        size = table_sizes(tab)
         self.static = (ptr, var, stride, offset, size, values, self.arity, inc_ptr, inc_table,
                        k_of_slot)
         self.dom = np.ones((n, top), dtype=np.bool_)

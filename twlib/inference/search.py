@@ -150,7 +150,6 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
                 tab, shifted.arity, time_limit=min(turn, mplp_cap - spent), decode=True)
             spent += clock.now() - begun
             bounds.extend(more[1:] if bounds else more)
-            shifted.lp_bounds = np.array(bounds)
             if shifted.closed is not None:
                 probe = None
                 break
@@ -166,6 +165,7 @@ def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memor
         turn *= 2
     if bounds:
         shifted.tables = unflattened(tab, shifted.tables)
+        shifted.lp_bounds = np.array(bounds)
     return shifted, probe, probe_spent, history, status
 
 
