@@ -23,16 +23,13 @@ def _mdlp_twin(values, classes):
     order = np.argsort(values, kind="stable")
     values, classes = np.asarray(values, float)[order], np.asarray(classes)[order]
     n = len(values)
-    best = None
-    for i in range(1, n):
-        if values[i] == values[i - 1]:
-            continue
-        split = i / n * _entropy(classes[:i]) + (n - i) / n * _entropy(classes[i:])
-        if best is None or split < best[0] - 1e-12:
-            best = (split, i)
-    if best is None:
+    splits = {i: i / n * _entropy(classes[:i]) + (n - i) / n * _entropy(classes[i:])
+              for i in range(1, n) if values[i] != values[i - 1]}
+    if not splits:
         return []
-    split, i = best
+    least = min(splits.values())
+    i = min(i for i, split in splits.items() if split <= least + 1e-12)   # first of a tie
+    split = splits[i]
     whole, left, right = _entropy(classes), _entropy(classes[:i]), _entropy(classes[i:])
     c, c1, c2 = (len(np.unique(x)) for x in (classes, classes[:i], classes[i:]))
     delta = math.log2(3 ** c - 2) - (c * whole - c1 * left - c2 * right)

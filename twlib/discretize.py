@@ -161,7 +161,10 @@ def _best_cut(values, onehot):
     right = total - left
     weights = boundaries / n
     split = weights * _entropy(left) + (1 - weights) * _entropy(right)
-    i = int(np.argmin(split))
+    # Mirror-image splits have equal entropies that differ in the last bits with the
+    # order of summation; the first boundary within rounding wins, so ties are not
+    # settled by float noise.
+    i = int(np.flatnonzero(split <= split.min() + 1e-12)[0])
     whole = float(_entropy(total))
     gain = whole - split[i]
     c, c1, c2 = (int(np.count_nonzero(x)) for x in (total, left[i], right[i]))
