@@ -110,7 +110,7 @@ def test_mplp_closes_a_chain_at_the_root():
     best = max(itertools.product(range(3), repeat=6),
                key=lambda x: sum(float(t[x[a], x[b]]) for (a, b), t in tables))
     assert closed is not None and tuple(closed) == best
-    result = branch_and_bound_mpe(_chain_model(tables), i_bound=2)
+    result = branch_and_bound_mpe(_chain_model(tables), i_bound=2, presolve=False)
     assert result.method == "MPLP, tight" and result.status == "optimal"
 
 
@@ -140,16 +140,19 @@ def test_tables_over_the_same_variables_are_added_into_one():
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
-       zeros=st.sampled_from([0.0, 0.3]), shifted=st.booleans())
-def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros, shifted):
+       zeros=st.sampled_from([0.0, 0.3]), shifted=st.booleans(), presolve=st.booleans())
+def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, zeros, shifted,
+                                                        presolve):
     model, evidence = random_model(seed, n_vars, zeros)
     top, _ = brute_force(model, evidence)
     shift = None if shifted else 0.0
     if top == -np.inf:
         with pytest.raises(errors.ZeroEvidenceError):
-            branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift)
+            branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift,
+                                 presolve=presolve)
         return
-    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift)
+    res = branch_and_bound_mpe(model, evidence, i_bound=i_bound, mplp_time_limit=shift,
+                               presolve=presolve)
     assert res.status == "optimal" and res.log_gap == 0.0
     assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]

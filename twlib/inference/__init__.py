@@ -15,6 +15,8 @@ cheapest exact method by the rates in ``costs``):
   i-bound: upper bounds on the MPE value and log Z, a lower bound on log Z,
   within any memory; for the MPE, after ``cost_shifting`` (MPLP, the LP
   relaxation's bound, which moves cost across the mini-bucket splits first).
+* ``presolve``: the variables of at most two neighbours maximised out exactly,
+  before the router's tree and before the search.
 * ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree, and
   :class:`MPESearch`, the same prepared once for many evidence sets.  Both run
   the ``portfolio``: five engines with one interface (``engine``) taking turns

@@ -139,6 +139,8 @@ def converged(bounds, tol: float = 1e-7) -> bool:
     >>> converged([3.0, 2.0, 2.0]), converged([3.0, 2.0])
     (True, False)
     """
+    if bounds[-1] == -np.inf:            # no assignment has a non-zero value: nothing to tighten
+        return True
     return not bounds[-2] - bounds[-1] > tol * max(1.0, abs(bounds[-1]))
 
 

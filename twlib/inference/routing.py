@@ -1,9 +1,11 @@
 """The routers: which method answers a query, chosen by what it would cost.
 
-* :func:`most_probable_explanation`: the junction tree when its tables fit the
-  memory budget and can be filled within the time limit (exact, fastest), else
-  the search portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`)
-  with the largest i-bound whose mini-bucket messages fit.
+* :func:`most_probable_explanation`: the variables of at most two neighbours
+  maximised out exactly (:mod:`twlib.inference.presolve`), then on the rest the
+  junction tree when its tables fit the memory budget and can be filled within
+  the time limit (exact, fastest), else the search portfolio
+  (:func:`~twlib.inference.search.branch_and_bound_mpe`) with the largest
+  i-bound whose mini-bucket messages fit.
 * :func:`posterior_marginals`: the junction tree when it fits, else cutset
   conditioning (:mod:`twlib.inference.conditioning`), exact when its runs
   finish within the time limit and bounded when they do not.
@@ -24,6 +26,7 @@ from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, check_memory_budge
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound
+from .presolve import presolved
 from .results import Marginals, MPEResult
 from .search import branch_and_bound_mpe, mpe_by_tree, with_likelihoods
 
@@ -37,7 +40,9 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     ``max_memory_gb`` and can be filled within ``time_limit`` (exact, fastest), else
     AND/OR branch and bound with the largest
     i-bound whose mini-bucket messages take at most a quarter of the budget and
-    about a quarter of ``time_limit`` to compute.
+    about a quarter of ``time_limit`` to compute.  Either runs on the variables
+    left once those with at most two neighbours are maximised out
+    (:mod:`twlib.inference.presolve`).
     ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
     weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
     weights of each variable's state into the value maximised.
@@ -45,16 +50,24 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     >>> from twlib.datasets import load_network
     >>> res = most_probable_explanation(load_network("asia"), {"dysp": "yes"})
     >>> res.method, res.status, res.assignment["bronc"]
-    ('junction tree', 'optimal', 'yes')
+    ('variable elimination', 'optimal', 'yes')
     """
     clock.check_time_limit(time_limit)
     model = with_likelihoods(model, soft_evidence)
     check_memory_budget(max_memory_gb)
-    tree = _tree_that_fits(model, tree_budget_gb(max_memory_gb, time_limit), time_limit)
-    if tree is not None:
-        return mpe_by_tree(tree, model, evidence, lambda row: model.log_values([row])[0])
-    return branch_and_bound_mpe(model, evidence, i_bound="auto", time_limit=time_limit,
-                                max_memory_gb=max_memory_gb, progress=progress)
+    started = clock.now()
+
+    def solve(reduced, reduced_evidence):
+        left = max(time_limit - (clock.now() - started), 1e-3)
+        tree = _tree_that_fits(reduced, tree_budget_gb(max_memory_gb, left), left)
+        if tree is not None:
+            return mpe_by_tree(tree, reduced, reduced_evidence,
+                               lambda row: reduced.log_values([row])[0])
+        return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto", time_limit=left,
+                                    max_memory_gb=max_memory_gb, presolve=False,
+                                    progress=progress)
+
+    return presolved(model, evidence, solve)
 
 
 def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,

@@ -1,0 +1,85 @@
+"""Low-degree elimination before the MPE search, against brute force."""
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from twlib.errors import ZeroEvidenceError
+from twlib.factors import Factor, FactorModel
+from twlib.inference import most_probable_explanation
+from twlib.inference.presolve import eliminate_low_degree
+
+from . import naive
+
+
+def _best(model, evidence=None):
+    """Brute force: ``(log max, its row)`` of the unnormalised product."""
+    evidence = evidence or {}
+    names = model.variables
+    rows = np.array([row for row in itertools.product(*(range(model.arity(v)) for v in names))
+                     if all(row[names.index(v)] == s for v, s in evidence.items())])
+    if not names:
+        rows = np.zeros((1, 0), dtype=np.int64)
+    logs = model.log_values(rows)
+    return float(logs.max()), rows[int(np.argmax(logs))]
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), zeros=st.sampled_from([0.0, 0.3]))
+def test_the_model_left_keeps_the_optimum_and_its_completion_reaches_it(seed, n_vars, zeros):
+    rng = np.random.default_rng(seed)
+    model = naive.random_factor_model(rng, n_vars, n_vars + 3, 3, scale=3.0, zeros=zeros)
+    evidence = {v: int(rng.integers(model.arity(v)))
+                for v in model.variables[:int(rng.integers(0, 2))]}
+    top, _ = _best(model, evidence)
+    pre = eliminate_low_degree(model, evidence)
+    if top == -np.inf:
+        assert pre is None or _best(pre.model)[0] + pre.constant == -np.inf
+        return
+    left, row = _best(pre.model)
+    assert left + pre.constant == pytest.approx(top, rel=1e-12, abs=1e-12)
+    full = pre.completed(dict(zip(pre.model.variables, row.tolist())))
+    assert model.log_values([[full[v] for v in model.variables]])[0] == pytest.approx(top)
+    graph = pre.model.interaction_graph()
+    assert all(graph.degree(v) > 2 for v in graph)      # nothing left to eliminate
+    assert set(pre.fixed) == set(evidence)
+
+
+def test_a_grid_keeps_its_variables_and_a_chain_goes_whole():
+    grid = nx.grid_2d_graph(4, 4)
+    rng = np.random.default_rng(0)
+    states = {v: ["a", "b"] for v in grid}
+    model = FactorModel(list(grid), states, [Factor(e, rng.random((2, 2))) for e in grid.edges])
+    pre = eliminate_low_degree(model)
+    # only the four corners (two neighbours each) go; the rest keep three or more
+    assert len(pre.eliminated) == 4 and len(pre.model.variables) == 12
+    chain = FactorModel(list(range(6)), {v: ["a", "b"] for v in range(6)},
+                        [Factor((k, k + 1), rng.random((2, 2))) for k in range(5)])
+    res = most_probable_explanation(chain, {0: "b"})
+    top, _ = _best(chain, {0: 1})
+    assert res.method == "variable elimination" and res.stats["eliminated"] == 5
+    assert res.log_value == pytest.approx(top) and res.assignment[0] == "b"
+
+
+def test_tables_beyond_what_a_double_holds_are_left_to_the_search():
+    # four variables, each next to the other three: none is eliminated, and the two
+    # tables over (0, 1) add to entries 1e-600 below the largest
+    clique = list(itertools.combinations(range(4), 2))
+    tiny = np.array([[1.0, 1e-300], [1e-300, 1.0]])
+    factors = [Factor(e, np.array([[1.0, 0.5], [0.25, 1.0]])) for e in clique]
+    model = FactorModel(list(range(4)), {v: ["a", "b"] for v in range(4)},
+                        factors + [Factor((0, 1), tiny), Factor((1, 0), tiny)])
+    assert eliminate_low_degree(model) is None
+    res = most_probable_explanation(model)
+    assert res.status == "optimal" and res.log_value == pytest.approx(_best(model)[0])
+
+
+def test_impossible_evidence_is_still_named():
+    model = FactorModel(["a", "b"], {"a": ["0", "1"], "b": ["0", "1"]},
+                        [Factor(("a", "b"), np.array([[1.0, 0.0], [1.0, 0.0]]))])
+    assert eliminate_low_degree(model, {"b": "1"}) is None
+    with pytest.raises(ZeroEvidenceError):
+        most_probable_explanation(model, {"b": "1"})
