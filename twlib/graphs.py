@@ -12,6 +12,8 @@ import time
 import networkx as nx
 import numba as nb
 import numpy as np
+import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 from .bitsets import (all_alive, alive_neighbours, eliminate_vertex, lowest_index,
                       missing_edges, popcount)
@@ -478,7 +480,12 @@ def _smoothest_pair(lap):
     column directions), the signs are fixed by that ramp, and the callers round
     positions to 1e-9, below which the rest of LAPACK's noise stays."""
     ramp = np.linspace(0.0, 1.0, lap.shape[0])
-    vectors = np.linalg.eigh(lap + np.diag(RAMP * ramp))[1][:, 1:3]
+    # only the pair is computed (a third of the full decomposition's time), on one
+    # BLAS thread: with another process on the other core, two threads wait on each
+    # other and the call takes seven to ten times longer
+    with threadpool_limits(1):
+        vectors = scipy.linalg.eigh(lap + np.diag(RAMP * ramp), subset_by_index=[1, 2],
+                                    driver="evr")[1]
     for j in range(2):
         lean = vectors[:, j] @ (ramp - 0.5)
         if abs(lean) < 1e-9:             # symmetric about the ramp: the first clear entry
