@@ -340,7 +340,8 @@ def _order(tables, free, names, order):
     unknown = [v for v in order if v not in index]
     if unknown:
         raise InputError(f"the order names unknown variables {unknown}")
-    given = [index[v] for v in order if index[v] in set(free)]
+    free_set = set(free)
+    given = [index[v] for v in order if index[v] in free_set]
     if sorted(given) != sorted(free):
         raise InputError("the order must list every variable without evidence exactly once")
     return given
