@@ -15,8 +15,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum", "tables_total", "slack",
-           "sort_best_first"]
+__all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum",
+           "tables_total", "slack", "sort_best_first"]
 
 # Two values closer than this (relative) are not told apart when pruning: the
 # heuristic and the search add the same logs in different orders

@@ -39,7 +39,7 @@ from .costs import MESSAGE_BYTES_PER_SECOND, check_memory_budget
 from .evidence import evidence_indices
 
 __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
-           "message_bytes", "largest_i_bound", "log_tables", "default_order",
+           "message_bytes", "largest_i_bound", "log_tables", "merged_tables", "default_order",
            "affordable_i_bound", "TASKS"]
 
 #: What a mini-bucket pass bounds: the MPE value (``"max"``), log Z or log P(e)
@@ -305,18 +305,22 @@ def _plan(scopes, arity, order, i_bound):
 def _prepared(model, evidence, order):
     """The log tables, arities, evidence and elimination order (indices) of a pass."""
     tables, arity, ev = log_tables(model, evidence)
-    tables = _merged(tables)
+    tables = merged_tables(tables)
     free = [v for v in range(len(arity)) if v not in ev]
     return tables, arity, ev, _order(tables, free, list(model.variables), order)
 
 
-def _merged(tables):
+def merged_tables(tables):
     """Tables over the same variables added into one, in the first one's axis order.
 
     Apart, each is bounded by its own maximum and MPLP treats them as separate
     factors that need only agree on single variables; summed, their bound is the
     maximum of the sum, never looser, and every pass has fewer tables to visit
     (the UAI ``wcsp`` instances list most pairs several times).
+
+    >>> [(scope, t.tolist()) for scope, t in merged_tables(
+    ...     [((0, 1), np.eye(2)), ((1, 0), np.ones((2, 2))), ((1,), np.zeros(2))])]
+    [((0, 1), [[2.0, 1.0], [1.0, 2.0]]), ((1,), [0.0, 0.0])]
     """
     merged = {}
     for scope, values in tables:

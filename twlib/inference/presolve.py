@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import clock
 from ..factors import Factor, FactorModel, as_factor_model
-from .minibucket import log_tables
+from .minibucket import log_tables, merged_tables
 from .results import MPEResult
 
 __all__ = ["Presolved", "eliminate_low_degree", "presolved"]
@@ -128,17 +128,14 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     tables, arity, ev = log_tables(model, evidence)
     constant = 0.0
     scopes, values, holding = {}, {}, [set() for _ in range(len(arity))]
-    for scope, logs in tables:
+    for scope, logs in merged_tables(tables):
         if not scope:
             constant += float(logs)
             continue
         key = frozenset(scope)
-        if key in scopes:
-            values[key] = values[key] + _aligned(logs, scope, scopes[key])
-        else:
-            scopes[key], values[key] = tuple(scope), logs
-            for v in scope:
-                holding[v].add(key)
+        scopes[key], values[key] = tuple(scope), logs
+        for v in scope:
+            holding[v].add(key)
     if constant == -math.inf:
         return None
     left = set(range(len(arity))) - set(ev)

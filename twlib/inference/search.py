@@ -3,8 +3,9 @@
 :func:`branch_and_bound_mpe` answers one evidence set past the junction tree.
 It maximises out the variables of at most two neighbours exactly
 (:mod:`twlib.inference.presolve`), then shifts the tables left by MPLP
-(:mod:`twlib.inference.cost_shifting`), which may close the LP at the root and prove its rounding optimal with no search,
-in turns of doubling length with the propagation search
+(:mod:`twlib.inference.cost_shifting`), which may close the LP at the root
+and prove its rounding optimal with no search, in turns of doubling length
+with the propagation search
 (:mod:`twlib.inference.propagation`), since what that search proves needs no
 messages and a tighter LP lets it prove more; then the mini-bucket messages
 are computed (:mod:`twlib.inference.minibucket`) and the
