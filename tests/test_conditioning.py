@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from twlib import datasets, errors
 from twlib.inference import (Factor, FactorModel, JunctionTree, conditioned_posteriors,
                               posterior_marginals)
+from twlib.inference import conditioning as conditioned
 from twlib.inference.conditioning import choose_cutset
+from twlib.inference.costs import TREE_ENTRIES_PER_SECOND
 
 from . import naive
 from .test_minibucket import brute_force, random_model
@@ -59,6 +61,33 @@ def test_conditioned_marginals_equal_the_tree(name):
     for v in inst.model.variables:
         assert np.abs(res.posteriors[v] - exact[v]).max() < 1e-9
         assert np.allclose(res.posteriors[v], inst.marginals[v], atol=1e-6)
+
+
+def test_a_tree_that_cannot_be_filled_in_time_is_not_built():
+    inst = datasets.load_uai("Grids_12")
+    entries = JunctionTree(inst.model).entries
+    res = posterior_marginals(inst.model, inst.evidence,
+                              time_limit=entries / TREE_ENTRIES_PER_SECOND / 6)
+    assert res.method != "junction tree" and not res.exact
+    low, high = res.log_z_bounds
+    assert low - 1e-5 <= inst.log_z <= high + 1e-5      # the reference has six digits
+
+
+def test_a_cutset_of_too_many_runs_is_refused_by_name():
+    inst = datasets.load_uai("Grids_12")
+    with pytest.raises(errors.MemoryBudgetExceeded, match="more than 4 runs"):
+        choose_cutset(inst.model, inst.evidence, max_memory_gb=1e-4, max_runs=4)
+
+
+def test_bounds_alone_hold_the_exact_answer():
+    net = datasets.load_network("alarm")
+    evidence = {"HR": "HIGH", "BP": "LOW"}
+    log_pe = JunctionTree(net).log_probability_of_evidence(evidence)
+    res = conditioned.bounded_posteriors(net, evidence, i_bound=3)
+    low, high = res.log_z_bounds
+    assert not res.exact and low <= log_pe <= high and low < high
+    assert res.posteriors["HR"].tolist() == [0.0, 0.0, 1.0]
+    assert all(res.lower[v].min() >= 0 and res.upper[v].max() <= 1 for v in net.variables)
 
 
 def test_with_factors_equals_a_new_tree():

@@ -11,7 +11,8 @@ from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
 from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.cost_shifting import mplp
-from twlib.inference.minibucket import log_tables, message_bytes, mini_buckets, shifted_tables
+from twlib.inference.minibucket import (default_order, log_tables, message_bytes, mini_buckets,
+                                        shifted_tables)
 from twlib.inference.dive import DiveSearch
 from twlib.inference.local_search import LocalSearch
 from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation
@@ -389,6 +390,7 @@ def test_most_probable_explanation_picks_the_method_that_fits():
     (lambda net: MPESearch(net).mpe({"nope": "yes"}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, {"nope": 0}), "unknown variable"),
     (lambda net: mini_buckets(net, 3, order=["asia"]), "every variable without evidence"),
+    (lambda net: shifted_tables(net, order=["asia"] * 8), "every variable without evidence"),
     (lambda net: mini_buckets(net, 1, max_memory_gb=1e-12), "lower the i-bound"),
     (lambda net: mini_buckets(net, 3, task="sum", mplp_time_limit=1), "task 'max' only"),
     (lambda net: mini_buckets(net, 3, mplp_time_limit=-1), "mplp_time_limit must be >= 0"),
@@ -396,3 +398,13 @@ def test_most_probable_explanation_picks_the_method_that_fits():
 def test_bad_input_is_a_named_error(call, message):
     with pytest.raises(errors.TwlibError, match=message):
         call(datasets.load_network("asia"))
+
+
+def test_shifted_tables_order_their_variables_by_min_fill_when_first_asked():
+    net = datasets.load_network("alarm")
+    shifted = shifted_tables(net, {"HR": "HIGH"}, mplp_time_limit=0)
+    assert "order" not in vars(shifted)         # a search that ends early never pays for it
+    assert [net.variables[v] for v in shifted.order] == default_order(net, {"HR": "HIGH"})
+    given = list(reversed(default_order(net, {"HR": "HIGH"})))
+    assert [net.variables[v] for v in shifted_tables(net, {"HR": "HIGH"}, order=given).order] \
+        == given

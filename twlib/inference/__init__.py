@@ -26,7 +26,8 @@ cheapest exact method by the rates in ``costs``):
   reading the flat tables of ``flat``.
 * ``conditioning``: :func:`conditioned_posteriors`, exact posteriors and
   ``P(e)`` in any memory by cutset conditioning (the runs spread over an
-  executor), bounded by the runs done and a mini-bucket bound when time runs out.
+  executor), bounded by the runs done and a mini-bucket bound when time runs out,
+  and :func:`bounded_posteriors`, the mini-bucket bounds alone.
 * ``interventions``: :func:`intervene` (``do(X = x)`` by graph surgery) and
   :func:`do_posteriors`; soft (virtual) evidence is an argument of the junction
   tree's queries and of :func:`most_probable_explanation`.
@@ -50,7 +51,7 @@ array([0.1, 0.9])
 from ..errors import MemoryBudgetExceeded
 from ..factors import Factor, FactorModel, ZeroEvidenceError
 from .approximate import gibbs_sample, loopy_belief_propagation
-from .conditioning import conditioned_posteriors
+from .conditioning import bounded_posteriors, conditioned_posteriors
 from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
@@ -63,4 +64,4 @@ __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "Jun
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
            "most_probable_explanation", "MPEResult", "MPESearch", "intervene", "do_posteriors",
-           "posterior_marginals", "conditioned_posteriors", "Marginals"]
+           "posterior_marginals", "conditioned_posteriors", "bounded_posteriors", "Marginals"]

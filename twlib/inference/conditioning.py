@@ -22,9 +22,10 @@ cutset is NP-hard; the greedy choice is the usual compromise.
 When the runs do not finish in the time given, the runs done still bound the
 answer: they sum to ``D <= P(e)``, and one mini-bucket upper bound ``U >= P(e)``
 (:mod:`twlib.inference.minibucket`) closes the interval, for ``log P(e)`` and
-for every posterior (:func:`conditioned_posteriors`).  The router
-:func:`~twlib.inference.routing.posterior_marginals` picks the method: the tree
-when it fits, else conditioning.
+for every posterior (:func:`conditioned_posteriors`); with no run at all, a
+lower mini-bucket bound closes it from below (:func:`bounded_posteriors`).  The
+router :func:`~twlib.inference.routing.posterior_marginals` picks the method:
+the tree when it fits, else conditioning, else the bounds alone.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .. import clock
-from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
+from ..errors import BudgetExceeded, InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import clique_tree, elimination_order
 from ..parallel import run_tasks, task_count
@@ -47,7 +48,7 @@ from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound, mini_buckets
 from .results import Marginals
 
-__all__ = ["Cutset", "choose_cutset", "conditioned_posteriors"]
+__all__ = ["Cutset", "bounded_posteriors", "choose_cutset", "conditioned_posteriors"]
 
 # Past this many assignments conditioning cannot finish; a random sample of this
 # size is run for the bounds and estimates
@@ -75,9 +76,13 @@ class Cutset:
         return self.runs * (self.entries / CONDITIONED_ENTRIES_PER_SECOND + factors * SECONDS_PER_FACTOR)
 
 
-def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset:
+def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0,
+                  max_runs: float | None = None, time_limit: float | None = None) -> Cutset:
     """Variables to condition on so that the junction tree of the rest fits
     ``max_memory_gb``, chosen greedily for the least total work.
+    MemoryBudgetExceeded once they need more than ``max_runs`` runs, and
+    BudgetExceeded when no cutset is found within ``time_limit`` seconds (each
+    step orders the whole graph anew).
 
     >>> from twlib.datasets import load_uai
     >>> inst = load_uai("Grids_11")
@@ -87,6 +92,9 @@ def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset
     """
     model = as_factor_model(model)
     check_memory_budget(max_memory_gb)
+    if time_limit is not None:
+        clock.check_time_limit(time_limit)
+    deadline = clock.now() + (math.inf if time_limit is None else time_limit)
     fixed = evidence_indices(model, evidence)
     graph = model.interaction_graph()
     graph.remove_nodes_from(fixed)
@@ -118,6 +126,12 @@ def choose_cutset(model, evidence=None, *, max_memory_gb: float = 4.0) -> Cutset
                                       -graph.degree(u)))
         chosen.append(v)
         graph.remove_node(v)
+        if max_runs is not None and math.prod(arity[u] for u in chosen) > max_runs:
+            raise MemoryBudgetExceeded(f"conditioning needs more than {max_runs:.3g} runs to "
+                                       f"fit {max_memory_gb:.3g} GiB")
+        if clock.expired(deadline):
+            raise BudgetExceeded(f"no cutset that fits {max_memory_gb:.3g} GiB was found in "
+                                 f"{time_limit} s")
 
 
 def _structure(model, free, order):
@@ -248,6 +262,34 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     if i_bound is None:
         i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4,
                                      time_limit / 4 if time_limit else 60.0)
+    return _bounded(model, fixed, i_bound, max_memory_gb, (top, weight, summed, done),
+                    cutset.runs, f"{method}, {done} done", stats, started)
+
+
+def bounded_posteriors(model, evidence=None, *, i_bound: int, max_memory_gb: float = 4.0
+                       ) -> Marginals:
+    """Bounds alone, for a model that neither a tree nor conditioning can
+    answer in time: ``log P(e)`` between MBE(``i_bound``)'s lower and upper
+    bounds, every posterior between 0 and 1 (estimated as uniform).
+
+    >>> from twlib.datasets import load_network
+    >>> res = bounded_posteriors(load_network("asia"), {"dysp": "yes"}, i_bound=2)
+    >>> res.exact, bool(res.log_z_bounds[0] <= res.log_z <= res.log_z_bounds[1])
+    (False, True)
+    """
+    model = as_factor_model(model)
+    started = time.time()
+    fixed = evidence_indices(model, evidence)
+    return _bounded(model, fixed, i_bound, max_memory_gb, (-math.inf, 0.0, {}, 0), None,
+                    "no conditioned run", {"runs_done": 0}, started)
+
+
+def _bounded(model, fixed, i_bound, max_memory_gb, runs_done, runs, method, stats, started):
+    """The bounded :class:`Marginals` of the conditioned runs done, ``(scale,
+    weight, summed weights, count)`` of ``runs`` (None when none was tried),
+    closed by MBE(``i_bound``); ``stats`` gain the i-bound and the seconds
+    since ``started``."""
+    top, weight, summed, done = runs_done
     high = mini_buckets(model, i_bound, fixed, task="sum", max_memory_gb=max_memory_gb).bound
     low = top + math.log(weight) if weight > 0 else -math.inf
     if low == -math.inf:
@@ -265,8 +307,7 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
             posteriors[v] = summed[v] / weight
         else:
             lower[v], upper[v], posteriors[v] = np.zeros(k), np.ones(k), np.full(k, 1.0 / k)
+    estimate = min(max(low + math.log(runs / done), low), high) if done else high
     stats.update(i_bound=i_bound, seconds=time.time() - started)
-    estimate = min(max(low + math.log(cutset.runs / done), low), high) if done else high
-    return Marginals(posteriors, estimate, False,
-                     f"{method}, {done} done; bounds by MBE({i_bound})", (low, high), lower,
-                     upper, stats)
+    return Marginals(posteriors, estimate, False, f"{method}; bounds by MBE({i_bound})",
+                     (low, high), lower, upper, stats)

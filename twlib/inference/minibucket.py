@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import networkx as nx
 import numpy as np
@@ -108,14 +109,24 @@ class ShiftedTables:
     ``arity``, ``evidence`` and ``order`` as in :class:`MiniBuckets`,
     ``lp_bounds`` the LP bound before and after MPLP, and ``closed`` an
     assignment (state indices) whose value reached the bound, which proves it
-    optimal, or None."""
+    optimal, or None.  ``given_order`` is the order asked for (indices), or
+    None for min-fill, which is computed when ``order`` is first read: a
+    search that ends before its mini-buckets never needs it."""
 
     tables: list
     arity: np.ndarray
     evidence: dict
-    order: list
     lp_bounds: np.ndarray
     closed: np.ndarray | None = None
+    given_order: list | None = None
+
+    @cached_property
+    def order(self) -> list:
+        """The elimination order of the mini-buckets (variable indices)."""
+        if self.given_order is not None:
+            return self.given_order
+        return _min_fill(self.tables, [v for v in range(len(self.arity))
+                                       if v not in self.evidence])
 
 
 def shifted_tables(model, evidence=None, *, order=None, mplp_time_limit: float = 1.0
@@ -131,12 +142,13 @@ def shifted_tables(model, evidence=None, *, order=None, mplp_time_limit: float =
     """
     if not mplp_time_limit >= 0:
         raise InputError(f"mplp_time_limit must be >= 0, got {mplp_time_limit!r}")
-    tables, arity, ev, order = _prepared(model, evidence, order)
+    tables, arity, ev = _merged_log_tables(model, evidence)
+    given = None if order is None else _checked_order(ev, list(model.variables), order)
     lp_bounds, closed = np.array([np.inf]), None
     if mplp_time_limit > 0:
         tables, lp_bounds, closed = mplp(tables, arity, time_limit=mplp_time_limit, decode=True)
-    return ShiftedTables(tables=tables, arity=arity, evidence=ev, order=order,
-                         lp_bounds=lp_bounds, closed=closed)
+    return ShiftedTables(tables=tables, arity=arity, evidence=ev, lp_bounds=lp_bounds,
+                         closed=closed, given_order=given)
 
 
 def mini_buckets(model, i_bound: int = 10, evidence=None, *, task: str = "max", order=None,
@@ -304,10 +316,15 @@ def _plan(scopes, arity, order, i_bound):
 
 def _prepared(model, evidence, order):
     """The log tables, arities, evidence and elimination order (indices) of a pass."""
+    tables, arity, ev = _merged_log_tables(model, evidence)
+    if order is not None:
+        return tables, arity, ev, _checked_order(ev, list(model.variables), order)
+    return tables, arity, ev, _min_fill(tables, [v for v in range(len(arity)) if v not in ev])
+
+
+def _merged_log_tables(model, evidence):
     tables, arity, ev = log_tables(model, evidence)
-    tables = merged_tables(tables)
-    free = [v for v in range(len(arity)) if v not in ev]
-    return tables, arity, ev, _order(tables, free, list(model.variables), order)
+    return merged_tables(tables), arity, ev
 
 
 def merged_tables(tables):
@@ -333,20 +350,23 @@ def merged_tables(tables):
     return list(merged.values())
 
 
-def _order(tables, free, names, order):
-    if order is None:
-        graph = nx.Graph()
-        graph.add_nodes_from(free)
-        for scope, _ in tables:
-            graph.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1:])
-        return list(elimination_order(graph, method="min-fill")) if free else []
+def _min_fill(tables, free):
+    """A min-fill order (indices) of the variables ``free`` in the tables' graph."""
+    graph = nx.Graph()
+    graph.add_nodes_from(free)
+    for scope, _ in tables:
+        graph.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1:])
+    return list(elimination_order(graph, method="min-fill")) if free else []
+
+
+def _checked_order(evidence, names, order):
+    """``order`` (names) as indices, without the variables in ``evidence``."""
     index = {v: k for k, v in enumerate(names)}
     unknown = [v for v in order if v not in index]
     if unknown:
         raise InputError(f"the order names unknown variables {unknown}")
-    free_set = set(free)
-    given = [index[v] for v in order if index[v] in free_set]
-    if sorted(given) != sorted(free):
+    given = [index[v] for v in order if index[v] not in evidence]
+    if sorted(given) != [v for v in range(len(names)) if v not in evidence]:
         raise InputError("the order must list every variable without evidence exactly once")
     return given
 

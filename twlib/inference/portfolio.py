@@ -45,8 +45,11 @@ _NODES_PER_CALL = 20_000
 PROPAGATION_NODES = 200
 # Seconds between the entries of a result's history that only record a lower bound
 _BOUND_EVERY = 0.25
-# AND/OR nodes per second, which caps the cache at what a run can fill
-_NODES_PER_SECOND = 1e7
+# AND/OR nodes per second, which caps the cache at what a run can fill (at most
+# one entry written per node): measured 1.3-1.4 million on Grids_18 and Grids_24
+# at MBE(20), fewer where bounds cost more; an unused entry still costs its
+# filling, 1.7 s for the 800 MB a rate of 1e7 asked for on Grids_20
+_NODES_PER_SECOND = 2e6
 # The share of the time of the LP search and of the propagation search (both bound
 # by the root's LP) when the root LP bound exceeds the mini-buckets' by more than the
 # gap left to close (grids: by 20 %; Promedas: by 1e-4)
@@ -167,7 +170,7 @@ class Portfolio:
                     spent["local"] = min(spent[e] / share[e] for e in ready)
                 name = min(ready, key=lambda e: spent[e] / share[e])
                 before = dive.incumbent
-                bar.update(self._turn(name, running, time_limit))
+                bar.update(self._turn(name, running, started + time_limit - clock.now()))
                 if name == "local":
                     local_misses = 0 if dive.incumbent > before else local_misses + 1
                 spent[name] += clock.now() - turn
@@ -200,20 +203,21 @@ class Portfolio:
              "pseudo_tree_depth": andor.tree.depth if andor else 0,
              "i_bound": int(mb.i_bound), "heuristic_bound": mb.bound, **mb.stats})
 
-    def _turn(self, name, running, time_limit) -> int:
+    def _turn(self, name, running, seconds_left) -> int:
         """One budget of engine ``name``; the work it did."""
         if running[name] is None:
-            running[name] = self._first_turn(name, time_limit)
+            running[name] = self._first_turn(name, seconds_left)
         return running[name].run(_BUDGETS[name])
 
-    def _first_turn(self, name, time_limit):
+    def _first_turn(self, name, seconds_left):
         """The AND/OR or the LP search, built on its first turn ever (the dive
-        may end first) and reset on its first turn of each run."""
+        may end first) and reset on its first turn of each later run."""
         if name == "and/or":
             if self.andor is None:
-                self.andor = AndOrSearch(self.mb, _cache_entries(self.max_memory_gb, time_limit),
-                                         tab=self.tab)
-            self.andor.reset()
+                self.andor = AndOrSearch(
+                    self.mb, _cache_entries(self.max_memory_gb, seconds_left), tab=self.tab)
+            else:
+                self.andor.reset()
             self.andor.restart(self.dive.incumbent)
             return self.andor
         if self.lp is None:
@@ -229,7 +233,7 @@ def _proved(bound, incumbent) -> bool:
     return bool(np.isfinite(incumbent) and bound <= incumbent + slack(incumbent))
 
 
-def _cache_entries(max_memory_gb, time_limit):
+def _cache_entries(max_memory_gb, seconds):
     """Cache entries for the AND/OR search: a quarter of the memory budget, and no
-    more than it can fill (a bound per node at most) in the time given."""
-    return int(min(max_memory_gb / 4 * 2**30 / 8, _NODES_PER_SECOND * time_limit))
+    more than it can fill (a bound per node at most) in ``seconds``."""
+    return int(min(max_memory_gb / 4 * 2**30 / 8, _NODES_PER_SECOND * max(seconds, 0.0)))
