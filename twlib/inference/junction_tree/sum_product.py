@@ -163,19 +163,23 @@ class SumProduct:
         ``_marginal_slices``, and ``log P(e)`` for one evidence set, by
         :func:`hugin_one_set`."""
         flat = self._compiled_layout()
-        asked = np.ones(len(self.net.variables), dtype=np.bool_)
-        if variables is not None:
-            asked[:] = False
-            asked[[self._variable_index[v] for v in variables]] = True
-        if "hugin_work" not in flat:
+        if "hugin_args" not in flat:
+            # gathered once: on a network of a few variables, gathering them
+            # per call took a tenth of a query
+            flat["hugin_args"] = tuple(flat[k] for k in (
+                "tables", "table_off", "cvar_ptr", "ccard", "up_stride", "down_ptr",
+                "down_stride", "seps", "sep_off", "parents", "child_ptr", "children", "reader",
+                "rslot", "fan_ptr", "fan_row_ptr", "fan_rows", "fan_out", "marg_off",
+                "prior_marg"))
             flat["hugin_work"] = hugin_work(flat["sep_off"], flat["marg_off"])
-        marginals = np.zeros(flat["marg_off"][-1])
-        log_pe = hugin_one_set(
-            *(flat[k] for k in ("tables", "table_off", "cvar_ptr", "ccard", "up_stride",
-                                "down_ptr", "down_stride", "seps", "sep_off", "parents",
-                                "child_ptr", "children", "reader", "rslot", "fan_ptr",
-                                "fan_row_ptr", "fan_rows", "fan_out", "marg_off", "prior_marg")),
-            self._observed(evidence), asked, marginals, flat["hugin_work"])
+            flat["every_variable"] = np.ones(len(self.net.variables), dtype=np.bool_)
+        asked = flat["every_variable"]
+        if variables is not None:
+            asked = np.zeros(len(self.net.variables), dtype=np.bool_)
+            asked[[self._variable_index[v] for v in variables]] = True
+        marginals = np.empty(flat["marg_off"][-1])     # every asked entry is written
+        log_pe = hugin_one_set(*flat["hugin_args"], self._observed(evidence), asked, marginals,
+                               flat["hugin_work"])
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return marginals, log_pe + self.log_z
