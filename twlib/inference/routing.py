@@ -60,15 +60,11 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
 
     def solve(reduced, reduced_evidence):
         left = max(time_limit - (clock.now() - started), 1e-3)
-        budget = tree_budget_gb(max_memory_gb, left)
-        order = _tree_order(reduced, budget, left)
-        tree = _tree_that_fits(reduced, order, budget)
+        tree = _tree_that_fits(reduced, tree_budget_gb(max_memory_gb, left), left)
         if tree is not None:
             return mpe_by_tree(tree, reduced, reduced_evidence,
                                lambda row: reduced.log_values([row])[0])
-        # the search keeps its own order (min-fill): the tree's, of least total
-        # table size, lets the mini-buckets a smaller i-bound (ProteinFolding_11:
-        # 19 against 23, and not proved in 10 s where min-fill's is in 2.6 s)
+        # the order search and the tree's attempt above count against the limit
         return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
                                     time_limit=max(time_limit - (clock.now() - started), 1e-3),
                                     max_memory_gb=max_memory_gb, presolve=False,
@@ -102,9 +98,7 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     check_memory_budget(max_memory_gb)
     fixed = evidence_indices(model, evidence)
     started = clock.now()
-    budget = tree_budget_gb(max_memory_gb, time_limit)
-    order = _tree_order(model, budget, time_limit)
-    tree = _tree_that_fits(model, order, budget)
+    tree = _tree_that_fits(model, tree_budget_gb(max_memory_gb, time_limit), time_limit)
     if tree is not None:
         result = tree.posteriors(fixed)
         result.stats["seconds"] = clock.now() - started
@@ -115,7 +109,7 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
         # no more runs than FAR_OVER times what their factors alone let finish
         cutset = choose_cutset(
             model, fixed, max_memory_gb=min(max_memory_gb, per_run), time_limit=time_limit / 4,
-            max_runs=FAR_OVER * time_limit / (len(model.factors) * SECONDS_PER_FACTOR))
+            max_runs=FAR_OVER * time_limit / (max(len(model.factors), 1) * SECONDS_PER_FACTOR))
     except BudgetExceeded:
         i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
         return bounded_posteriors(model, fixed, i_bound=i_bound, max_memory_gb=max_memory_gb)
@@ -130,23 +124,17 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
                                   executor=executor, progress=progress)
 
 
-def _tree_order(model, budget_gb, time_limit):
-    """The elimination order of the smallest junction tree of ``model`` found,
-    searched for as long as it may decide whether the tree fits ``budget_gb``.
+def _tree_that_fits(model, budget_gb, time_limit):
+    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None.
 
     The restarts that look for a smaller tree get a twentieth of the time: they
     decide whether the tree fits, and are lost time when it does not (and not
     tried when the greedy orders miss the budget by orders of magnitude).
     """
-    return elimination_order(model.interaction_graph(), method="auto",
-                             weights={v: model.arity(v) for v in model.variables},
-                             time_limit=time_limit / 20,
-                             stop_above=FAR_OVER * budget_gb * 2**30 / 8)
-
-
-def _tree_that_fits(model, order, budget_gb):
-    """The junction tree of ``model`` along ``order`` if its tables fit
-    ``budget_gb``, else None."""
+    order = elimination_order(model.interaction_graph(), method="auto",
+                              weights={v: model.arity(v) for v in model.variables},
+                              time_limit=time_limit / 20,
+                              stop_above=FAR_OVER * budget_gb * 2**30 / 8)
     try:
         return JunctionTree(model, order=order, max_memory_gb=budget_gb)
     except MemoryBudgetExceeded:
