@@ -35,6 +35,7 @@ class TreeStructure:
         model = FactorModel.from_network(model) if normalised else model
         self.net = model
         self.arity = {v: model.arity(v) for v in model.variables}
+        self._variable_index = {v: k for k, v in enumerate(model.variables)}
         graph = model.interaction_graph()
         self.order = (list(order) if order is not None
                       else elimination_order(graph, method=order_method, weights=self.arity))
@@ -248,7 +249,7 @@ class TreeStructure:
         marginals of the variables read there)."""
         if self._flat is None:
             position = {i: t for t, i in enumerate(self.preorder)}
-            index = {v: k for k, v in enumerate(self.net.variables)}
+            index = self._variable_index
             tables = [self.tables[i].ravel() for i in self.preorder]
             seps = [np.ones(1) if self.parent[i] is None else self.seps[i].ravel()
                     for i in self.preorder]
@@ -295,7 +296,6 @@ class TreeStructure:
                 prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]))
             self._marginal_slices = {v: slice(marg_off[k], marg_off[k + 1])
                                      for k, v in enumerate(self.net.variables)}
-            self._variable_index = index
         return self._flat
 
     def _sep_strides(self, clique, sep):

@@ -37,20 +37,23 @@ class SumProduct:
         lam = {}
         for v, weights in (soft or {}).items():
             lam[v] = np.repeat(weights[None], batch, axis=0)
-        if isinstance(evidence_sets, np.ndarray):
-            rows = np.arange(batch)
-            for j, v in enumerate(self.net.variables):
-                seen = evidence_sets[:, j] >= 0
-                if seen.any():
-                    lam[v] = np.ones((batch, self.arity[v]))
-                    lam[v][seen] = 0.0
-                    lam[v][rows[seen], evidence_sets[seen, j]] = 1.0
-            return lam
-        for b, e in enumerate(evidence_sets):
-            for v, s in evidence_indices(self.net, e).items():
-                if v not in lam:
-                    lam[v] = np.ones((batch, self.arity[v]))
-                lam[v][b, np.arange(self.arity[v]) != s] = 0.0
+        codes = evidence_sets
+        if not isinstance(codes, np.ndarray):
+            # as codes first, so that each observed variable is one numpy step
+            # for the whole batch, not one per set
+            codes = np.full((batch, len(self.net.variables)), -1, dtype=np.int64)
+            for b, e in enumerate(evidence_sets):
+                for v, s in evidence_indices(self.net, e).items():
+                    codes[b, self._variable_index[v]] = s
+        rows = np.arange(batch)
+        for j in np.flatnonzero((codes >= 0).any(axis=0)):
+            v = self.net.variables[j]
+            seen = codes[:, j] >= 0
+            if v not in lam:
+                lam[v] = np.ones((batch, self.arity[v]))
+            kept = lam[v][rows[seen], codes[seen, j]]
+            lam[v][seen] = 0.0
+            lam[v][rows[seen], codes[seen, j]] = kept
         return lam
 
     def _paths_to_root(self, cliques) -> set:
