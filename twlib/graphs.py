@@ -467,8 +467,19 @@ def _spectral_sweeps(graph: nx.Graph, nodes):
             lap = nx.laplacian_matrix(graph, nodelist=members).toarray().astype(float)
             coords[rows] = _smoothest_pair(lap)
     for angle in np.linspace(0, np.pi, SWEEP_ANGLES, endpoint=False):
-        position = np.round(coords @ np.array([np.cos(angle), np.sin(angle)]), 9)
-        yield np.lexsort((position, component)).astype(np.int64)
+        yield np.lexsort((_levels(coords @ np.array([np.cos(angle), np.sin(angle)])),
+                          component)).astype(np.int64)
+
+
+def _levels(position, tol=1e-7):
+    """``position`` as ranks of levels: values closer than ``tol`` to the one
+    before share a level (then go in node order).  LAPACK's noise (1e-12) would
+    otherwise split nodes of one grid row by chance, differently from one
+    numpy build to the next; rounding would too, for values by a rounding edge."""
+    order = np.argsort(position, kind="stable")
+    level = np.empty(len(position), dtype=np.int64)
+    level[order] = np.concatenate(([0], np.cumsum(np.diff(position[order]) > tol)))
+    return level
 
 
 def _smoothest_pair(lap):
@@ -477,8 +488,8 @@ def _smoothest_pair(lap):
     A square grid's two smoothest eigenvectors share one eigenvalue, and the basis
     LAPACK returns for such a pair changes with BLAS threads and memory layout.
     A diagonal ramp of 1e-6 splits the pair (picking, on a grid, the row and the
-    column directions), the signs are fixed by that ramp, and the callers round
-    positions to 1e-9, below which the rest of LAPACK's noise stays."""
+    column directions), the signs are fixed by that ramp, and the callers group
+    positions closer than 1e-7 (:func:`_levels`), within which LAPACK's noise stays."""
     ramp = np.linspace(0.0, 1.0, lap.shape[0])
     # only the pair is computed (a third of the full decomposition's time), on one
     # BLAS thread: with another process on the other core, two threads wait on each

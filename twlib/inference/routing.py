@@ -22,8 +22,8 @@ from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
 from ..graphs import elimination_order
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
-from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, SECONDS_PER_FACTOR,
-                    check_memory_budget, tables_gib, tree_budget_gb)
+from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, check_memory_budget, tables_gib,
+                    tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound
@@ -83,9 +83,9 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     :func:`conditioned_posteriors`) when they do not.  The cutset is chosen so
     that one run takes at most a tenth of the time, so that some finish; when
     not all are expected to, the mini-bucket upper bound gets an i-bound sized
-    to a quarter of the time.  When no cutset is found in a quarter of the
-    time, or the runs would be ``FAR_OVER`` times more than could finish, the
-    answer is the mini-bucket bounds alone (:func:`bounded_posteriors`).
+    to a quarter of the time.  When no cutset is found in half the time, or
+    it would need more runs than can be sampled, the answer is the
+    mini-bucket bounds alone (:func:`bounded_posteriors`).
     ``method`` in the result says which answered.
 
     >>> from twlib.datasets import load_uai
@@ -106,12 +106,13 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     # a run may take a tenth of the time, so that some finish when not all can
     per_run = tables_gib(CONDITIONED_ENTRIES_PER_SECOND * time_limit / 10, 0)
     try:
-        # no more runs than FAR_OVER times what their factors alone let finish
-        cutset = choose_cutset(
-            model, fixed, max_memory_gb=min(max_memory_gb, per_run), time_limit=time_limit / 4,
-            max_runs=FAR_OVER * time_limit / (max(len(model.factors), 1) * SECONDS_PER_FACTOR))
+        # past 2**62 runs, not even a random sample of them can be drawn
+        cutset = choose_cutset(model, fixed, max_memory_gb=min(max_memory_gb, per_run),
+                               time_limit=time_limit / 2, max_runs=2**62 - 1)
     except BudgetExceeded:
-        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, time_limit / 4)
+        # two passes (the upper and the lower bound), each about a quarter of what is left
+        left = max(time_limit - (clock.now() - started), 1e-3)
+        i_bound = affordable_i_bound(model, fixed, max_memory_gb / 4, left / 4)
         return bounded_posteriors(model, fixed, i_bound=i_bound, max_memory_gb=max_memory_gb)
     left = time_limit - (clock.now() - started)
     if cutset.seconds(len(model.factors)) <= left:
