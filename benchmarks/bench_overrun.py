@@ -141,7 +141,7 @@ def measure(cases) -> pd.DataFrame:
         result = getattr(res, "result_", res)
         rows.append({"learner": learner, "table": name,
                      "variables": len(network(name).variables),
-                     "rows": table(name).n_rows if RUNNERS[learner][0] is not query else 0,
+                     "rows": table(name).n_rows if prepare is not query else 0,
                      "time_limit": limit, "seconds": round(seconds, 2),
                      "wall_seconds": round(time.perf_counter() - wall, 2),
                      "overrun": round(seconds - limit, 2),

@@ -42,8 +42,8 @@ from ..factors import Factor, FactorModel, as_factor_model
 from ..graphs import clique_tree, elimination_order
 from ..parallel import run_tasks, task_count
 from .evidence import evidence_indices
-from .costs import (CONDITIONED_ENTRIES_PER_SECOND, SECONDS_PER_FACTOR, check_memory_budget,
-                    tables_gib)
+from .costs import (CONDITIONED_ENTRIES_PER_SECOND, MOST_CONDITIONED_RUNS, SECONDS_PER_FACTOR,
+                    check_memory_budget, tables_gib)
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound, mini_buckets
 from .results import Marginals
@@ -220,7 +220,7 @@ def conditioned_posteriors(model, evidence=None, cutset: Cutset | None = None, *
     cutset = cutset or choose_cutset(model, fixed, max_memory_gb=max_memory_gb)
     started = time.time()
     deadline = started + (math.inf if time_limit is None else time_limit)
-    if cutset.runs >= 2**62:
+    if cutset.runs > MOST_CONDITIONED_RUNS:
         raise MemoryBudgetExceeded(f"conditioning would need {cutset.runs:.3g} runs to fit "
                                    f"{max_memory_gb} GiB")
     # in random order, so that the runs done when time runs out are a simple random

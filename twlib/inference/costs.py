@@ -16,8 +16,8 @@ from ..errors import InputError
 __all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_PER_SECOND",
            "FAR_OVER", "SEARCH_SHARE_OF_TREE", "SEARCH_AFTER_TREE_SECONDS",
            "SEARCH_FROM_QUERY_SECONDS", "MESSAGE_BYTES_PER_SECOND",
-           "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "WORK_ENTRIES",
-           "FUSED_FROM_ENTRIES"]
+           "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "MOST_CONDITIONED_RUNS",
+           "WORK_ENTRIES", "FUSED_FROM_ENTRIES"]
 
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
@@ -47,6 +47,9 @@ MESSAGE_BYTES_PER_SECOND = 2e8
 # expected to fit the time limit
 CONDITIONED_ENTRIES_PER_SECOND = 4e7
 SECONDS_PER_FACTOR = 3e-5
+# The most runs a cutset may have: past it, their indices no longer fit an int64
+# and not even a random sample of them can be drawn
+MOST_CONDITIONED_RUNS = 2**62 - 1
 # A batch is cut so that one clique table of it stays about this size
 WORK_ENTRIES = 1 << 20
 # From this table size (times the batch) messages are fused einsums

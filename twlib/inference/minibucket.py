@@ -142,7 +142,8 @@ def shifted_tables(model, evidence=None, *, order=None, mplp_time_limit: float =
     """
     if not mplp_time_limit >= 0:
         raise InputError(f"mplp_time_limit must be >= 0, got {mplp_time_limit!r}")
-    tables, arity, ev = _merged_log_tables(model, evidence)
+    tables, arity, ev = log_tables(model, evidence)
+    tables = merged_tables(tables)
     given = None if order is None else _checked_order(ev, list(model.variables), order)
     lp_bounds, closed = np.array([np.inf]), None
     if mplp_time_limit > 0:
@@ -245,8 +246,9 @@ def message_bytes(model, i_bound: int, evidence=None, *, order=None) -> int:
     >>> message_bytes(load_network("asia"), 2) < message_bytes(load_network("asia"), 3)
     True
     """
-    tables, arity, _, order = _prepared(model, evidence, order)
-    return _plan([scope for scope, _ in tables], arity, order, i_bound)[0]
+    shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+    return _plan([scope for scope, _ in shifted.tables], shifted.arity, shifted.order,
+                 i_bound)[0]
 
 
 def default_order(model, evidence=None) -> list:
@@ -258,7 +260,7 @@ def default_order(model, evidence=None) -> list:
     7
     """
     model = as_factor_model(model)
-    order = _prepared(model, evidence, None)[3]
+    order = shifted_tables(model, evidence, mplp_time_limit=0).order
     return [model.variables[v] for v in order]
 
 
@@ -271,8 +273,8 @@ def largest_i_bound(model, evidence, max_memory_gb: float, *, cap: int = 30,
     >>> largest_i_bound(load_network("alarm"), {}, 1.0, cap=6)
     6
     """
-    tables, arity, _, order = _prepared(model, evidence, order)
-    scopes = [scope for scope, _ in tables]
+    shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+    scopes, arity, order = [scope for scope, _ in shifted.tables], shifted.arity, shifted.order
     low, high = 1, cap
     while low < high:
         mid = (low + high + 1) // 2
@@ -312,19 +314,6 @@ def _plan(scopes, arity, order, i_bound):
             if rest:
                 placed[min(rest, key=position.__getitem__)].append(tuple(rest))
     return used, largest
-
-
-def _prepared(model, evidence, order):
-    """The log tables, arities, evidence and elimination order (indices) of a pass."""
-    tables, arity, ev = _merged_log_tables(model, evidence)
-    if order is not None:
-        return tables, arity, ev, _checked_order(ev, list(model.variables), order)
-    return tables, arity, ev, _min_fill(tables, [v for v in range(len(arity)) if v not in ev])
-
-
-def _merged_log_tables(model, evidence):
-    tables, arity, ev = log_tables(model, evidence)
-    return merged_tables(tables), arity, ev
 
 
 def merged_tables(tables):

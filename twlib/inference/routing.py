@@ -22,8 +22,8 @@ from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
 from ..graphs import elimination_order
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
-from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, check_memory_budget, tables_gib,
-                    tree_budget_gb)
+from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
+                    check_memory_budget, tables_gib, tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound
@@ -106,9 +106,8 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     # a run may take a tenth of the time, so that some finish when not all can
     per_run = tables_gib(CONDITIONED_ENTRIES_PER_SECOND * time_limit / 10, 0)
     try:
-        # past 2**62 runs, not even a random sample of them can be drawn
         cutset = choose_cutset(model, fixed, max_memory_gb=min(max_memory_gb, per_run),
-                               time_limit=time_limit / 2, max_runs=2**62 - 1)
+                               time_limit=time_limit / 2, max_runs=MOST_CONDITIONED_RUNS)
     except BudgetExceeded:
         # two passes (the upper and the lower bound), each about a quarter of what is left
         left = max(time_limit - (clock.now() - started), 1e-3)

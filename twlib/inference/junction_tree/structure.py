@@ -305,10 +305,11 @@ class TreeStructure:
         sizes = [self.arity[v] for v in sep]
         return [math.prod(sizes[sep.index(v) + 1:]) if v in sep else 0 for v in clique]
 
-    def _observed(self, evidence):
+    def _observed(self, evidence, into=None):
         """The evidence as one state index per variable (-1: not observed), for the
-        compiled single-set passes (after :meth:`_compiled_layout`)."""
-        observed = np.full(len(self.net.variables), -1, dtype=np.int64)
+        compiled passes and the batches' indicators, written ``into`` a row of -1
+        when given."""
+        observed = np.full(len(self.net.variables), -1, dtype=np.int64) if into is None else into
         for v, k in evidence_indices(self.net, evidence).items():
             observed[self._variable_index[v]] = k
         return observed

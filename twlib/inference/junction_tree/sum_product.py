@@ -16,7 +16,7 @@ import numpy as np
 from ...errors import InputError, UnknownName
 from ...factors import ZeroEvidenceError
 from .. import costs
-from ..evidence import evidence_indices, likelihoods
+from ..evidence import likelihoods
 from ..kernels import hugin_one_set, hugin_work
 from ..results import Marginals
 from .structure import per_set_normalised, separator_ratio
@@ -43,8 +43,7 @@ class SumProduct:
             # for the whole batch, not one per set
             codes = np.full((batch, len(self.net.variables)), -1, dtype=np.int64)
             for b, e in enumerate(evidence_sets):
-                for v, s in evidence_indices(self.net, e).items():
-                    codes[b, self._variable_index[v]] = s
+                self._observed(e, into=codes[b])
         rows = np.arange(batch)
         for j in np.flatnonzero((codes >= 0).any(axis=0)):
             v = self.net.variables[j]
