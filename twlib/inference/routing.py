@@ -83,9 +83,10 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
     :func:`conditioned_posteriors`) when they do not.  The cutset is chosen so
     that one run takes at most a tenth of the time, so that some finish; when
     not all are expected to, the mini-bucket upper bound gets an i-bound sized
-    to a quarter of the time.  When no cutset is found in half the time, or
-    it would need more runs than can be sampled, the answer is the
-    mini-bucket bounds alone (:func:`bounded_posteriors`).
+    to a quarter of the time.  When no cutset is found in half the time and
+    half the overrun allowance (:func:`twlib.clock.overrun_allowance`), or it
+    would need more runs than can be sampled, the answer is the mini-bucket
+    bounds alone (:func:`bounded_posteriors`).
     ``method`` in the result says which answered.
 
     >>> from twlib.datasets import load_uai
@@ -105,9 +106,13 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
         return result
     # a run may take a tenth of the time, so that some finish when not all can
     per_run = tables_gib(CONDITIONED_ENTRIES_PER_SECOND * time_limit / 10, 0)
+    # the cutset search gets half the time and half the overrun allowance (its
+    # steps, an ordering of the whole graph each, cannot be cut), the bounds or
+    # the runs the rest: on a small model a short limit still leaves it room
+    searching = (time_limit + clock.overrun_allowance(time_limit)) / 2
     try:
         cutset = choose_cutset(model, fixed, max_memory_gb=min(max_memory_gb, per_run),
-                               time_limit=time_limit / 2, max_runs=MOST_CONDITIONED_RUNS)
+                               time_limit=searching, max_runs=MOST_CONDITIONED_RUNS)
     except BudgetExceeded:
         # two passes (the upper and the lower bound), each about a quarter of what is left
         left = max(time_limit - (clock.now() - started), 1e-3)
