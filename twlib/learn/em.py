@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from .. import clock
 from ..counting import count
 from ..data import Dataset, IncompleteDataset
-from ..errors import InputError, InternalError, WrongType
+from ..errors import InputError, InternalError, WrongType, ZeroEvidenceError
 from ..graphs import elimination_width, moral_graph, treewidth_upper_bound
 from ..inference import JunctionTree
 from ..network import BayesianNetwork
@@ -94,19 +94,61 @@ class _Families:
             self.fixed.append(count(self.complete.values, cols,
                                     np.array(shape)).to_dense().astype(float))
         partial = ~complete & (rows >= 0).any(axis=1)     # a blank row carries nothing
-        self.patterns, self.weights = (np.unique(rows[partial], axis=0, return_counts=True)
-                                       if partial.any() else (rows[:0], np.zeros(0)))
+        patterns, weights = (np.unique(rows[partial], axis=0, return_counts=True)
+                             if partial.any() else (rows[:0], np.zeros(0)))
+        # a pattern that misses one cell needs no junction tree: that cell's posterior is
+        # the product of the families holding it, its own and its children's
+        alone = (patterns < 0).sum(axis=1) == 1
+        where = np.argmax(patterns < 0, axis=1)
+        self.one_missing = {int(j): (patterns[alone & (where == j)],
+                                     weights[alone & (where == j)])
+                            for j in np.unique(where[alone])}
+        self.patterns, self.weights = patterns[~alone], weights[~alone]
 
     def e_step(self, net: BayesianNetwork, order):
         """Expected family counts (child axis first) and the observed-data
         log-likelihood under ``net``."""
-        tree = JunctionTree(net, order=order)
-        tables, log_p = tree.expected_counts(self.patterns, self.scopes, self.weights)
-        counts = [fixed + table for fixed, table in zip(self.fixed, tables)]
-        ll = float(self.weights @ log_p)
+        counts = [fixed.copy() for fixed in self.fixed]
+        ll = 0.0
+        if len(self.patterns):
+            tree = JunctionTree(net, order=order)
+            tables, log_p = tree.expected_counts(self.patterns, self.scopes, self.weights)
+            counts = [c + table for c, table in zip(counts, tables)]
+            ll += float(self.weights @ log_p)
+            order = tree.order
+        for j, (patterns, weights) in self.one_missing.items():
+            ll += self._one_missing(net, j, patterns, weights, counts)
         if self.complete is not None:
             ll += net.log_likelihood(self.complete)
-        return counts, ll, tree.order
+        return counts, ll, order
+
+    def _one_missing(self, net: BayesianNetwork, j: int, patterns, weights, counts) -> float:
+        """Add to ``counts`` the expected counts of rows that miss variable ``j`` alone,
+        and return their weighted observed-data log-likelihood."""
+        index = {v: i for i, v in enumerate(self.variables)}
+        cols = [[index[u] for u in scope] for scope in self.scopes]
+        axes = [[index[u] for u in (v, *net.parents(v))] for v in self.variables]  # the CPTs'
+        holding = [f for f, c in enumerate(cols) if j in c]
+        filled = np.repeat(patterns[None], self.arity[self.variables[j]], axis=0)
+        filled[:, :, j] = np.arange(filled.shape[0])[:, None]           # state x row
+        joint = np.ones(filled.shape[:2])
+        for f in holding:
+            joint *= net.cpt(self.variables[f])[tuple(np.moveaxis(filled[:, :, axes[f]], 2, 0))]
+        total = joint.sum(axis=0)
+        log_p = np.log(total, where=total > 0, out=np.full(len(total), -np.inf))
+        posterior = np.divide(joint, total, where=total > 0, out=np.zeros_like(joint))
+        for f, c in enumerate(cols):
+            if f in holding:
+                for x in range(filled.shape[0]):
+                    np.add.at(counts[f], tuple(filled[x][:, c].T), weights * posterior[x])
+            else:
+                with np.errstate(divide="ignore"):
+                    log_p += np.log(net.cpt(self.variables[f])[tuple(patterns[:, axes[f]].T)])
+                np.add.at(counts[f], tuple(patterns[:, c].T), weights)
+        if not np.isfinite(log_p).all():
+            raise ZeroEvidenceError("a row's observed cells have probability zero under the "
+                                    "network")
+        return float(weights @ log_p)
 
     def m_step(self, counts, prior, states, name) -> BayesianNetwork:
         cpts = {}
