@@ -6,6 +6,8 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
@@ -14,7 +16,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from twlib import BoundedTreewidthNetwork
-from twlib.classify import BoundedTreewidthClassifier, class_mutual_information
+from twlib.classify import (BoundedTreewidthClassifier, class_mutual_information, kdb_parents,
+                            leave_one_out_hits, naive_bayes_parents, tan_parents)
 from twlib.data import Dataset
 from twlib.errors import InputError
 from twlib.inference import JunctionTree
@@ -153,7 +156,40 @@ def test_raw_tables_fit_end_to_end_through_the_density_estimator(loader):
         BoundedTreewidthNetwork(k=2, discretize=None).fit(train)
 
 
-def test_auto_takes_the_candidate_of_best_inner_accuracy(wine):
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n_rows=st.integers(4, 25),
+       structure=st.sampled_from(["naive_bayes", "tan", "kdb"]), bdeu=st.booleans())
+def test_leave_one_out_hits_equal_refitting_without_each_row(seed, n_rows, structure, bdeu):
+    rng = np.random.default_rng(seed)
+    arities = [2, 3, 2, 3]
+    names, cls = ["a", "b", "d", "c"], "c"
+    codes = np.column_stack([rng.integers(0, r, n_rows) for r in arities])
+    with_class, given = class_mutual_information(codes, arities, 3)
+    parents = {"naive_bayes": naive_bayes_parents(names, cls),
+               "tan": tan_parents(names, cls, given),
+               "kdb": kdb_parents(names, cls, 2, with_class, given)}[structure]
+    arity = dict(zip(names, arities))
+    pseudo = ({v: 2.0 / (arity[v] * np.prod([arity[p] for p in ps]))
+               for v, ps in parents.items()} if bdeu else dict.fromkeys(names, 0.7))
+    states = [[str(s) for s in range(r)] for r in arities]
+    sure, tied = 0, 0                   # a tie at the top may fall either way in rounding
+    for i in range(n_rows):             # the reference: fit without row i, classify it
+        rest = Dataset(np.delete(codes, i, axis=0), names, states)
+        net = (BayesianNetwork.fit(rest, parents, estimator="bdeu", ess=2.0) if bdeu else
+               BayesianNetwork.fit(rest, parents, estimator="laplace", alpha=0.7))
+        joint = []
+        for c in range(arities[3]):
+            row = dict(zip(names, codes[i]), c=c)
+            joint.append(sum(np.log(net.cpt(v)[tuple(row[u] for u in [v] + net.parents(v))])
+                             for v in names))
+        top = np.flatnonzero(np.isclose(joint, max(joint), rtol=0, atol=1e-9))
+        sure += int(len(top) == 1 and top[0] == codes[i, 3])
+        tied += int(len(top) > 1 and codes[i, 3] in top)
+    hits = leave_one_out_hits(codes, arities, names, parents, cls, pseudo)
+    assert sure <= hits <= sure + tied
+
+
+def test_auto_takes_the_candidate_of_best_leave_one_out_accuracy(wine):
     from twlib.classify import CANDIDATES
 
     X, y = wine
