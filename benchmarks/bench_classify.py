@@ -86,7 +86,9 @@ class PyAgrum:
         cuts = {f"x{c}": 0 for c, kind in self.kinds.items() if kind == "numeric"}
         while True:
             try:
+                started = time.perf_counter()
                 self.model = self._fitted(X, y, {c: chain[i] for c, i in cuts.items()})
+                self.fit_seconds = time.perf_counter() - started    # its refusals not counted
                 return self
             except ValueError as err:
                 refused = re.search(r"for the variable (.+?)\s*gave only 1 bin", str(err))
@@ -222,7 +224,8 @@ def evaluate(name: str, folds: int, quick: bool, only=None) -> list:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     fitted.fit(Xtr, y[train])
-                    seconds.append(time.perf_counter() - started)
+                    seconds.append(getattr(fitted, "fit_seconds",
+                                           time.perf_counter() - started))
                     proba = _aligned(fitted, fitted.predict_proba(Xte), np.unique(y))
             except Exception as err:         # a peer's failure is reported, not fatal
                 print(f"{name:15s} {label:22s} failed: {type(err).__name__}: {err}"[:300])
@@ -265,10 +268,15 @@ def main() -> None:
                         help="run only the classifiers whose names start so ('pyagrum', "
                              "'twlib auto'); --report joins the parts")
     parser.add_argument("--report", metavar="CSV",
-                        help="print the summary of saved runs (several CSVs joined) and stop")
+                        help="print the summary of saved runs (several CSVs joined, a later "
+                             "one's rows replacing an earlier one's) and stop")
     args = parser.parse_args()
     if args.report:
-        report(pd.concat([pd.read_csv(p) for p in args.report.split(",")], ignore_index=True))
+        runs = pd.concat([pd.read_csv(p) for p in args.report.split(",")], ignore_index=True)
+        runs = runs.drop_duplicates(["table", "classifier"], keep="last")   # later runs win
+        if args.save:
+            runs.to_csv(args.save, index=False)
+        report(runs)
         return
     tables = args.tables or (QUICK_TABLES if args.quick else CLASSIFICATION_TABLES)
     rows = []

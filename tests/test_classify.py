@@ -189,6 +189,14 @@ def test_leave_one_out_hits_equal_refitting_without_each_row(seed, n_rows, struc
     assert sure <= hits <= sure + tied
 
 
+@pytest.mark.parametrize("structure", ["auto", "naive_bayes", "tan", "kdb", "bounded"])
+def test_every_scikit_learn_estimator_check_passes(structure):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    check_estimator(BoundedTreewidthClassifier(structure=structure, time_limit=1, max_iter=2,
+                                               random_state=0))
+
+
 def test_auto_takes_the_candidate_of_best_leave_one_out_accuracy(wine):
     from twlib.classify import CANDIDATES
 

@@ -198,8 +198,10 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
     classes_, network_, discretizer_, features_ (the columns the network uses: a
     column with one state carries no information and is left out), class_name_,
     width_ (a tree-width upper bound of the network), structure_ (the one fitted:
-    ``"auto"``'s choice, such as ``"kdb2-bic"``) and selection_ (``"auto"``: each
-    candidate's leave-one-out accuracy on the training rows; else None).
+    ``"auto"``'s choice, such as ``"kdb2-bic"``), selection_ (``"auto"``: each
+    candidate's leave-one-out accuracy on the training rows; else None) and n_iter_
+    (``"bounded"``: the search's hill-climbing runs, or structural EM's rounds with
+    missing cells; 1 for the structures found in one pass).
 
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True, as_frame=True)
@@ -309,6 +311,7 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         candidate on the same data) and the CPTs."""
         from .graphs import moral_graph, treewidth_upper_bound
 
+        self.n_iter_ = 1                 # the closed-form structures take one pass
         parents = self._structure(data, cache)
         self.network_ = self._parameters(data, parents, complete)
         moral = moral_graph(self.network_.parent_map())
@@ -376,8 +379,10 @@ class BoundedTreewidthClassifier(ClassifierMixin, BaseEstimator):
         k = min(self._setting("k"), data.n_vars - 1)     # a bound over the variables there are
         if isinstance(data, IncompleteDataset):
             res = em.structural_em(data, k, search_max_iter=self.max_iter, **options)
+            self.n_iter_ = max(1, res.stats["rounds"])
         else:
             res = bounded.learn(data, k, score=self.criterion, max_iter=self.max_iter, **options)
+            self.n_iter_ = max(1, res.stats["runs"])
         return {v: list(ps) for v, ps in res.parents.items()}
 
     def _parameters(self, data, parents, complete) -> BayesianNetwork:
