@@ -10,8 +10,9 @@ folds for every classifier:
   and free (``bounded-free``), MDLP cuts;
 * pyAgrum 3.3.1's ``skbn.BNClassifier``: TAN and naive Bayes, its documented
   prior (``"Smoothing"``), MDLP cuts for two classes and NML cuts for more
-  (its MDLP and CAIM take two classes only; where NML refuses a column, its
-  default quantile cuts);
+  (its MDLP and CAIM take two classes only; where the method leaves a column
+  one bin, which pyAgrum refuses, the table is cut by its default, quantile,
+  then uniform; the fit that succeeds is the one timed);
 * scikit-learn: ``CategoricalNB`` on twlib's MDLP bins, and as references that
   are not networks, ``LogisticRegression`` (one-hot, scaled, mean-imputed) and
   ``RandomForestClassifier`` (500 trees, 100 with ``--quick``; ordinal codes).
@@ -27,7 +28,6 @@ the median of pyAgrum's TAN fit seconds over twlib's TAN's.
 from __future__ import annotations
 
 import argparse
-import re
 import time
 import warnings
 
@@ -80,21 +80,19 @@ class PyAgrum:
         self.categories = {c: X[c].cat.categories for c, kind in self.kinds.items()
                            if kind == "categorical"}
         X = _pyagrum_frame(X, self.kinds)
-        # pyAgrum's MDLP (and CAIM) take two classes only: NML for more; a column that a
-        # method leaves one bin (pyAgrum refuses that) gets the next: quantile, uniform
-        chain = ["MDLP" if len(np.unique(y)) == 2 else "NML", "quantile", "uniform"]
-        cuts = {f"x{c}": 0 for c, kind in self.kinds.items() if kind == "numeric"}
-        while True:
+        # pyAgrum's MDLP (and CAIM) take two classes only: NML for more; where a method
+        # leaves a column one bin (pyAgrum refuses that), the whole table is cut by the
+        # next: its default, quantile, then uniform
+        numeric = [f"x{c}" for c, kind in self.kinds.items() if kind == "numeric"]
+        for method in ("MDLP" if len(np.unique(y)) == 2 else "NML", "quantile", "uniform"):
             try:
                 started = time.perf_counter()
-                self.model = self._fitted(X, y, {c: chain[i] for c, i in cuts.items()})
+                self.model = self._fitted(X, y, dict.fromkeys(numeric, method))
                 self.fit_seconds = time.perf_counter() - started    # its refusals not counted
                 return self
             except ValueError as err:
-                refused = re.search(r"for the variable (.+?)\s*gave only 1 bin", str(err))
-                if not refused or cuts[refused.group(1)] == len(chain) - 1:
+                if "gave only 1 bin" not in str(err) or method == "uniform":
                     raise
-                cuts[refused.group(1)] += 1
 
     def _fitted(self, X, y, cuts):
         import pyagrum.lib.discreteTypeProcessor as dtp
