@@ -43,6 +43,7 @@ directly; the others by one batched pass of the junction tree.  Both are exact.
 from __future__ import annotations
 
 import networkx as nx
+import numba as nb
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -491,25 +492,44 @@ def leave_one_out_hits(codes: np.ndarray, arities, names, parents: dict, cls: st
     r_c = int(arities[index[cls]])
     truth = codes[:, index[cls]]
     own = (np.arange(r_c)[None, :] == truth[:, None]).astype(np.int64)
-    classes = np.arange(r_c)[None, :]
+    every = np.arange(len(truth))
     score = np.log(np.bincount(truth, minlength=r_c)[None, :] - own + pseudo[cls])
     for v, ps in parents.items():
         if v == cls:
             continue
         others = [index[p] for p in ps if p != cls]
         seen = (codes[:, others + [index[v]]] >= 0).all(axis=1)
-        config = np.zeros(int(seen.sum()), dtype=np.int64)   # the feature parents' state
+        rows = slice(None) if seen.all() else np.flatnonzero(seen)   # no copies if complete
+        config = np.zeros(len(truth[rows]), dtype=np.int64)   # the feature parents' state
         for a in others:
-            config = config * int(arities[a]) + codes[seen, a]
+            config = config * int(arities[a]) + codes[rows, a]
         r_v = int(arities[index[v]])
         q = int(np.prod([arities[a] for a in others]))
-        cell = config * r_v + codes[seen, index[v]]
-        counts = np.bincount(cell * r_c + truth[seen], minlength=q * r_v * r_c)
-        per_config = counts.reshape(q, r_v, r_c).sum(axis=1).reshape(-1)
-        n_cell = counts[cell[:, None] * r_c + classes] - own[seen]
-        n_config = per_config[config[:, None] * r_c + classes] - own[seen]
-        score[seen] += np.log((n_cell + pseudo[v]) / (n_config + r_v * pseudo[v]))
+        cell = config * r_v + codes[rows, index[v]]
+        counts = np.bincount(cell * r_c + truth[rows], minlength=q * r_v * r_c)
+        counts = counts.reshape(q, r_v, r_c)
+        per_config = counts.sum(axis=1, keepdims=True)
+        a = pseudo[v]
+        # log CPT entries per cell, and the same with the row's own count taken out,
+        # which applies to its own class only: no logarithm per row
+        gain = (np.log(counts + a) - np.log(per_config + r_v * a)).reshape(-1)
+        less = (np.log(np.maximum(counts - 1, 0) + a)
+                - np.log(np.maximum(per_config - 1, 0) + r_v * a)).reshape(-1)
+        _add_family(score, every[rows], cell * r_c, truth, gain, less)
     return int(np.sum(np.argmax(score, axis=1) == truth))
+
+
+@nb.njit(cache=True)
+def _add_family(score, rows, start, truth, gain, less):
+    """Add one family's log CPT entries to each row's class scores: ``gain`` from the
+    row's cell onwards (one entry per class), ``less`` for the row's own class."""
+    n_classes = score.shape[1]
+    for k in range(rows.size):
+        n = rows[k]
+        for c in range(n_classes):
+            score[n, c] += gain[start[k] + c]
+        mine = start[k] + truth[n]
+        score[n, truth[n]] += less[mine] - gain[mine]
 
 
 def _labels(y, n_rows: int) -> np.ndarray:

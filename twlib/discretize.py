@@ -138,28 +138,35 @@ def mdlp_cuts(values, classes) -> np.ndarray:
     n_classes = int(codes.max()) + 1 if codes.size else 0
     onehot = np.zeros((values.size, max(n_classes, 1)))
     onehot[np.arange(values.size), codes] = 1.0
+    # class counts of every prefix, once: an interval's counts are differences of two rows
+    prefix = np.zeros((values.size + 1, onehot.shape[1]))
+    np.cumsum(onehot, axis=0, out=prefix[1:])
+    change = np.flatnonzero(values[1:] != values[:-1]) + 1        # where a new value starts
     cuts: list = []
     stack = [(0, values.size)]
     while stack:
         lo, hi = stack.pop()
-        best = _best_cut(values[lo:hi], onehot[lo:hi])
+        best = _best_cut(values, prefix, change, lo, hi)
         if best is not None:
             at, cut = best
             cuts.append(cut)
-            stack += [(lo, lo + at), (lo + at, hi)]
+            stack += [(lo, at), (at, hi)]
     return np.array(sorted(cuts))
 
 
-def _best_cut(values, onehot):
-    """The MDLP-accepted cut of one interval: (rows left of it, cut value), or None."""
-    n = values.size
-    boundaries = np.flatnonzero(values[1:] != values[:-1]) + 1     # left side sizes
+def _best_cut(values, prefix, change, lo: int, hi: int):
+    """The MDLP-accepted cut of the sorted rows ``lo:hi``: (the first row right of
+    it, cut value), or None.  ``prefix`` holds the class counts of every prefix and
+    ``change`` the rows where a new value starts."""
+    n = hi - lo
+    boundaries = change[np.searchsorted(change, lo, side="right"):
+                        np.searchsorted(change, hi, side="left")]
     if boundaries.size == 0:
         return None
-    left = np.cumsum(onehot, axis=0)[boundaries - 1]
-    total = onehot.sum(axis=0)
+    left = prefix[boundaries] - prefix[lo]
+    total = prefix[hi] - prefix[lo]
     right = total - left
-    weights = boundaries / n
+    weights = (boundaries - lo) / n
     split = weights * _entropy(left) + (1 - weights) * _entropy(right)
     # Mirror-image splits have equal entropies that differ in the last bits with the
     # order of summation; the first boundary within rounding wins, so ties are not
