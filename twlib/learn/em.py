@@ -3,8 +3,10 @@ network, and structural EM under a tree-width bound.
 
 Every E-step is exact: the expected counts of each family are sums of clique
 posteriors of a junction tree (:meth:`twlib.inference.JunctionTree.expected_counts`),
-batched over the distinct incomplete rows, each distinct row propagated once.
-Complete rows are counted once, before the first iteration.
+batched over the distinct incomplete rows, each distinct row propagated once.  A
+row that misses one cell needs no tree: that cell's posterior is the product of
+the families holding it.  Complete rows are counted once, before the first
+iteration.
 """
 from __future__ import annotations
 
