@@ -38,6 +38,14 @@ def _posterior_joint(net, row):
     return part / total, total
 
 
+def _family_posterior(net, row, scope):
+    """``P(scope | observed cells of row)`` by enumeration, axes in ``scope``'s order."""
+    post, _ = _posterior_joint(net, row)
+    keep = [net.variables.index(v) for v in scope]
+    summed = post.sum(axis=tuple(i for i in range(len(net.variables)) if i not in keep))
+    return np.transpose(summed, np.argsort(np.argsort(keep)))
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n_vars=st.integers(2, 6), fraction=st.floats(0.0, 0.9))
 def test_expected_counts_equal_enumeration_of_the_missing_cells(seed, n_vars, fraction):
@@ -48,14 +56,8 @@ def test_expected_counts_equal_enumeration_of_the_missing_cells(seed, n_vars, fr
     weights = np.random.default_rng(seed).random(len(rows)) + 0.5
     scopes = [(v, *net.parents(v)) for v in net.variables]
     tables, log_p = JunctionTree(net).expected_counts(rows, scopes, weights)
-    names = net.variables
     for scope, table in zip(scopes, tables):
-        want = np.zeros(table.shape)
-        for row, w in zip(rows, weights):
-            post, _ = _posterior_joint(net, row)
-            keep = [names.index(v) for v in scope]
-            summed = post.sum(axis=tuple(i for i in range(len(names)) if i not in keep))
-            want += w * np.transpose(summed, np.argsort(np.argsort(keep)))
+        want = sum(w * _family_posterior(net, row, scope) for row, w in zip(rows, weights))
         np.testing.assert_allclose(table, want, atol=1e-10)
     want_log = [np.log(_posterior_joint(net, row)[1]) for row in rows]
     np.testing.assert_allclose(log_p, want_log, atol=1e-10)
@@ -75,14 +77,11 @@ def test_an_em_step_equals_enumeration_whatever_the_rows_miss(seed, n_vars, frac
     assert observed_log_likelihood(net, holes) == pytest.approx(want_log, abs=1e-9)
     start = start_parameters(holes, net.parent_map(), parameter_ess=1.0)
     step = fit_parameters(holes, net.parent_map(), parameter_ess=1.0, max_iter=1, tol=0).network
-    names = start.variables
-    for v in names:
-        keep = [names.index(u) for u in (v, *start.parents(v))]
+    for v in start.variables:
+        scope = (v, *start.parents(v))
         counts = 1.0 / start.cpt(v).size                      # BDeu's ess / (q r)
         for row in rows[(rows >= 0).any(axis=1)]:     # a blank row adds nothing to EM
-            post, _ = _posterior_joint(start, row)
-            summed = post.sum(axis=tuple(i for i in range(len(names)) if i not in keep))
-            counts = counts + np.transpose(summed, np.argsort(np.argsort(keep)))
+            counts = counts + _family_posterior(start, row, scope)
         np.testing.assert_allclose(step.cpt(v), counts / counts.sum(axis=0, keepdims=True),
                                    atol=1e-10)
 

@@ -79,6 +79,10 @@ class _Families:
         self.variables = list(variables)
         self.parents = {v: list(parents.get(v, [])) for v in self.variables}
         self.scopes = [(v, *self.parents[v]) for v in self.variables]
+        # each family's columns in the rows, child first: also the axes of its CPT in
+        # every network EM meets, all built on these parents
+        index = {v: i for i, v in enumerate(self.variables)}
+        self.columns = [[index[u] for u in scope] for scope in self.scopes]
         self.arity = {v: int(data.arities[data.index(v)]) for v in self.variables}
         rows = data.values[:, data.indices(self.variables)]
         complete = (rows >= 0).all(axis=1)
@@ -87,12 +91,11 @@ class _Families:
                                 [data.states[data.index(v)] for v in self.variables]) \
             if complete.any() else None
         self.fixed = []                                  # counts from the complete rows
-        for scope in self.scopes:
+        for scope, cols in zip(self.scopes, self.columns):
             shape = [self.arity[v] for v in scope]
             if self.complete is None:
                 self.fixed.append(np.zeros(shape))
                 continue
-            cols = [self.variables.index(v) for v in scope]
             self.fixed.append(count(self.complete.values, cols,
                                     np.array(shape)).to_dense().astype(float))
         partial = ~complete & (rows >= 0).any(axis=1)     # a blank row carries nothing
@@ -127,25 +130,23 @@ class _Families:
     def _one_missing(self, net: BayesianNetwork, j: int, patterns, weights, counts) -> float:
         """Add to ``counts`` the expected counts of rows that miss variable ``j`` alone,
         and return their weighted observed-data log-likelihood."""
-        index = {v: i for i, v in enumerate(self.variables)}
-        cols = [[index[u] for u in scope] for scope in self.scopes]
-        axes = [[index[u] for u in (v, *net.parents(v))] for v in self.variables]  # the CPTs'
-        holding = [f for f, c in enumerate(cols) if j in c]
+        holding = [f for f, c in enumerate(self.columns) if j in c]
         filled = np.repeat(patterns[None], self.arity[self.variables[j]], axis=0)
         filled[:, :, j] = np.arange(filled.shape[0])[:, None]           # state x row
         joint = np.ones(filled.shape[:2])
         for f in holding:
-            joint *= net.cpt(self.variables[f])[tuple(np.moveaxis(filled[:, :, axes[f]], 2, 0))]
+            joint *= net.cpt(self.variables[f])[
+                tuple(np.moveaxis(filled[:, :, self.columns[f]], 2, 0))]
         total = joint.sum(axis=0)
         log_p = np.log(total, where=total > 0, out=np.full(len(total), -np.inf))
         posterior = np.divide(joint, total, where=total > 0, out=np.zeros_like(joint))
-        for f, c in enumerate(cols):
+        for f, c in enumerate(self.columns):
             if f in holding:
                 for x in range(filled.shape[0]):
                     np.add.at(counts[f], tuple(filled[x][:, c].T), weights * posterior[x])
             else:
                 with np.errstate(divide="ignore"):
-                    log_p += np.log(net.cpt(self.variables[f])[tuple(patterns[:, axes[f]].T)])
+                    log_p += np.log(net.cpt(self.variables[f])[tuple(patterns[:, c].T)])
                 np.add.at(counts[f], tuple(patterns[:, c].T), weights)
         if not np.isfinite(log_p).all():
             raise ZeroEvidenceError("a row's observed cells have probability zero under the "
