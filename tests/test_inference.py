@@ -396,3 +396,14 @@ def test_batched_posteriors_show_progress_on_request(capsys):
     assert "posteriors" not in capsys.readouterr().err
     jt.posteriors_batch([{}] * 3, progress=True)
     assert "posteriors" in capsys.readouterr().err
+
+
+def test_no_inference_module_runs_past_600_lines():
+    """The package is split so that a reader finds each piece (router, engines,
+    kernels, the tree's parts); a module past 600 lines holds more than one."""
+    from pathlib import Path
+
+    root = Path(inference.__file__).parent
+    lengths = {str(p.relative_to(root)): len(p.read_text().splitlines())
+               for p in root.rglob("*.py")}
+    assert {name: n for name, n in lengths.items() if n > 600} == {}

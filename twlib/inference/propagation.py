@@ -19,9 +19,6 @@ an upper bound: Larrosa & Schiex 2004) and reduced-cost filtering in
 constraint programming (Focacci, Lodi & Milano 1999), on the tables MPLP
 shifted once at the root rather than shifted again at every node.
 
-On the UAI 2014 ``wcsp`` instances the LP bound is loose, but once an incumbent
-respects every hard pair the forbidden pairs cost more than the gap and go.
-
 Propagation is strongest when the value to beat is close to the optimum, and
 the first incumbents are far below it.  So the search beats a *target* instead
 while the target is above the incumbent: the first lies 1 % below the root's
