@@ -8,6 +8,8 @@ import importlib
 import inspect
 import pkgutil
 
+import pytest
+
 import twlib
 
 # off-vocabulary names and the name the vocabulary uses instead
@@ -116,7 +118,8 @@ def test_every_inference_path_answers_with_the_one_result_of_its_kind():
             "marginal MAP": marginal_map(net, ["lung"], evidence),
             "router": most_probable_explanation(net, evidence),
             "branch and bound": branch_and_bound_mpe(net, evidence, i_bound=2),
-            "prepared search": MPESearch(net).mpe(evidence)}
+            "prepared search": MPESearch(net).mpe(evidence),
+            "batch": tree.mpe_batch([{}, evidence]).result(1)}
     for path, result in mpes.items():
         assert isinstance(result, MPEResult), path
         assert result.status == "optimal" and result.log_gap == 0.0, path
@@ -126,12 +129,38 @@ def test_every_inference_path_answers_with_the_one_result_of_its_kind():
                  "do": do_posteriors(net, {"smoke": "yes"}, evidence),
                  "router": posterior_marginals(net, evidence),
                  "conditioning": conditioned_posteriors(net, evidence),
-                 "loopy": loopy_belief_propagation(net, evidence)}
+                 "loopy": loopy_belief_propagation(net, evidence),
+            "batch": tree.posteriors_batch([{}, evidence]).result(1)}
     exact = tree.posteriors(evidence)
     for path, result in marginals.items():
         assert isinstance(result, Marginals), path
         assert set(result) == set(net.variables) and result.method, path
         assert result.exact == (path != "loopy"), path
-    for path in ("router", "conditioning"):
+    assert mpes["batch"].assignment == mpes["junction tree"].assignment
+    for path in ("router", "conditioning", "batch"):
         assert all(abs(marginals[path][v] - exact[v]).max() < 1e-9 for v in net.variables)
         assert abs(marginals[path].log_z - exact.log_z) < 1e-9
+
+
+def test_a_batch_unpacks_as_its_arrays_and_survives_pickling():
+    import pickle
+
+    from twlib import datasets
+    from twlib.errors import ZeroEvidenceError
+    from twlib.inference import JunctionTree
+
+    tree = JunctionTree(datasets.load_network("asia"))
+    sets = [{"xray": "yes"}, {"tub": "yes", "either": "no"}]
+    mpe = tree.mpe_batch(sets, allow_zero=True)
+    states, log_p = mpe
+    assert mpe.sets == 2 and states is mpe.states and log_p is mpe.log_values
+    assert mpe.result(0).log_value == pytest.approx(tree.mpe(sets[0]).log_value)
+    with pytest.raises(ZeroEvidenceError, match="set 1"):
+        mpe.result(1)
+    marginals = tree.posteriors_batch(sets[:1])
+    posteriors, log_z = marginals
+    assert [m.log_z for m in marginals.results()] == pytest.approx(log_z.tolist())
+    for batch in (mpe, marginals):
+        again = pickle.loads(pickle.dumps(batch))
+        assert type(again) is type(batch) and again.method == batch.method
+        assert again.result(0).method == batch.result(0).method

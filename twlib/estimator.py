@@ -293,7 +293,7 @@ class BoundedTreewidthNetwork(BaseEstimator):
             evidence = [{v: int(rows[i, j]) for j, v in enumerate(names) if rows[i, j] >= 0}
                         for i in todo]
             if method == "mpe":
-                filled[todo] = tree.mpe_batch(evidence)[0]
+                filled[todo] = tree.mpe_batch(evidence).states
             else:
                 asked = [v for j, v in enumerate(names) if (rows[todo, j] < 0).any()]
                 posts, _ = tree.posteriors_batch(evidence, variables=asked)

@@ -37,7 +37,8 @@ cheapest exact method by the rates in ``costs``):
 
 Every MPE path returns an :class:`MPEResult` and every marginal path a
 :class:`Marginals` (``results``); the batch methods of :class:`JunctionTree`
-return arrays, one row per evidence set.
+return an :class:`MPEBatch` or a :class:`MarginalsBatch`, arrays with one row
+per evidence set that give each set's :class:`MPEResult` or :class:`Marginals`.
 
 Tables are :class:`Factor` objects and models :class:`FactorModel` (from
 :mod:`twlib.factors`); an exact method that would pass its memory budget raises
@@ -56,7 +57,7 @@ from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
 from .minibucket import MiniBuckets, mini_buckets
-from .results import Marginals, MPEResult
+from .results import Marginals, MarginalsBatch, MPEBatch, MPEResult
 from .routing import most_probable_explanation, posterior_marginals
 from .search import MPESearch, branch_and_bound_mpe
 
@@ -64,4 +65,5 @@ __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "Jun
            "ZeroEvidenceError", "MemoryBudgetExceeded", "loopy_belief_propagation",
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
            "most_probable_explanation", "MPEResult", "MPESearch", "intervene", "do_posteriors",
-           "posterior_marginals", "conditioned_posteriors", "bounded_posteriors", "Marginals"]
+           "posterior_marginals", "conditioned_posteriors", "bounded_posteriors", "Marginals",
+           "MPEBatch", "MarginalsBatch"]

@@ -8,6 +8,10 @@ marginals as a :class:`Marginals`, each saying which method answered
 bounds) and what it cost (``stats``).  The gap between a value and its proved
 bound is ``log_gap``, a difference of natural logs (the learners' ``LearnResult``
 reports ``relative_gap``, a fraction of the score).
+
+Many evidence sets answered in one batched pass come back as an
+:class:`MPEBatch` or a :class:`MarginalsBatch`: arrays with a row per set for
+bulk use, and each set's :class:`MPEResult` or :class:`Marginals` on demand.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import numpy as np
 from .. import clock
 from ..errors import BudgetExceeded, ZeroEvidenceError
 
-__all__ = ["MPEResult", "Marginals"]
+__all__ = ["MPEResult", "Marginals", "MPEBatch", "MarginalsBatch"]
 
 
 @dataclass
@@ -121,3 +125,104 @@ class Marginals(Mapping):
 
     def __len__(self):
         return len(self.posteriors)
+
+
+class _Pair(tuple):
+    """A two-item tuple that also carries named fields, so that a batch result
+    unpacks as the ``(arrays, logs)`` pair it used to be; a subclass says what
+    ``result(i)``, set ``i``'s answer, is."""
+
+    _extra = ()
+
+    def __new__(cls, first, second, **extra):
+        pair = super().__new__(cls, (first, second))
+        for name in cls._extra:
+            setattr(pair, name, extra[name])
+        return pair
+
+    def __reduce__(self):
+        return _rebuild, (type(self), tuple(self), {n: getattr(self, n) for n in self._extra})
+
+    @property
+    def sets(self) -> int:
+        """How many evidence sets the batch answers."""
+        return len(self[1])
+
+    def results(self) -> list:
+        """Every set's answer, in the order the sets were given."""
+        return [self.result(i) for i in range(self.sets)]
+
+
+def _rebuild(cls, pair, extra):
+    return cls(*pair, **extra)
+
+
+class MPEBatch(_Pair):
+    """The most probable explanations of many evidence sets, from one batched pass.
+
+    ``states`` (sets x variables, state indices in ``variables`` order) and
+    ``log_values`` (the natural log of ``P(x, e)`` per set, ``-inf`` for an
+    impossible set when allowed) serve bulk use, and the batch unpacks as that
+    pair.  ``result(i)`` is set ``i``'s answer as the :class:`MPEResult` every
+    MPE path returns, ``results()`` all of them; ``sets`` counts them.
+
+    >>> batch = MPEBatch(np.array([[0, 1]]), np.array([-1.5]), variables=["a", "b"],
+    ...                  labels=[["no", "yes"], ["no", "yes"]], method="junction tree")
+    >>> states, log_values = batch
+    >>> batch.result(0).assignment, batch.result(0).status, batch.sets
+    ({'a': 'no', 'b': 'yes'}, 'optimal', 1)
+    """
+
+    _extra = ("variables", "labels", "method")
+
+    @property
+    def states(self) -> np.ndarray:
+        """State indices, sets x variables."""
+        return self[0]
+
+    @property
+    def log_values(self) -> np.ndarray:
+        """``log P(x, e)`` per set."""
+        return self[1]
+
+    def result(self, i: int) -> MPEResult:
+        """Set ``i``'s MPE; an impossible set (kept by ``allow_zero``) raises
+        :class:`ZeroEvidenceError`."""
+        if not np.isfinite(self.log_values[i]):
+            raise ZeroEvidenceError(f"evidence set {i} has probability zero")
+        row = self.states[i]
+        assignment = {v: self.labels[j][row[j]] for j, v in enumerate(self.variables)}
+        return MPEResult.exact(assignment, self.log_values[i], self.method)
+
+
+class MarginalsBatch(_Pair):
+    """Posterior marginals of many evidence sets, from one batched pass.
+
+    ``posteriors[v]`` (sets x states of ``v``) and ``log_z`` (the natural log
+    of ``P(e)`` per set) serve bulk use, and the batch unpacks as that pair.
+    ``result(i)`` is set ``i``'s answer as the :class:`Marginals` every
+    marginal path returns, ``results()`` all of them; ``sets`` counts them.
+
+    >>> batch = MarginalsBatch({"a": np.array([[0.25, 0.75]])}, np.array([-0.7]),
+    ...                        method="junction tree")
+    >>> posteriors, log_z = batch
+    >>> batch.result(0)["a"].tolist(), batch.result(0).exact, batch.sets
+    ([0.25, 0.75], True, 1)
+    """
+
+    _extra = ("method",)
+
+    @property
+    def posteriors(self) -> dict:
+        """Per variable, its posterior in each set (sets x states)."""
+        return self[0]
+
+    @property
+    def log_z(self) -> np.ndarray:
+        """``log P(e)`` per set."""
+        return self[1]
+
+    def result(self, i: int) -> Marginals:
+        """Set ``i``'s posteriors and ``log P(e)``."""
+        return Marginals({v: p[i] for v, p in self.posteriors.items()},
+                         float(self.log_z[i]), True, self.method)

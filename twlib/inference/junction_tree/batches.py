@@ -16,6 +16,7 @@ from ...errors import InputError, UnknownName
 from ...factors import ZeroEvidenceError
 from ...parallel import blocks, run_tasks, task_count
 from .. import costs
+from ..results import MarginalsBatch, MPEBatch
 from .structure import per_set_normalised
 
 __all__ = ["Batches"]
@@ -51,9 +52,11 @@ class Batches:
                          progress: bool = False, executor=None):
         """Posteriors for many evidence sets at once.
 
-        Returns ``(posteriors, log_pe)``: ``posteriors[v]`` has shape
+        Returns a :class:`~twlib.inference.MarginalsBatch`, which unpacks as
+        ``(posteriors, log_pe)``: ``posteriors[v]`` has shape
         ``(len(evidence_sets), r_v)`` (an observed variable gets its indicator)
-        and ``log_pe`` the natural log of ``P(e)`` per set.  ``variables``
+        and ``log_pe`` the natural log of ``P(e)`` per set; ``result(i)`` is set
+        ``i``'s :class:`~twlib.inference.Marginals`.  ``variables``
         limits the answer (and the work) to those variables.  Sets are processed
         in chunks so that one clique table of a chunk holds about a million
         entries; ``progress=True`` shows a tqdm bar over the sets.  With an
@@ -66,6 +69,8 @@ class Batches:
         >>> posts, log_pe = jt.posteriors_batch([{}, {"smoke": "yes"}], variables=["lung"])
         >>> posts["lung"].round(3).tolist(), log_pe.round(3).tolist()
         ([[0.055, 0.945], [0.1, 0.9]], [0.0, -0.693])
+        >>> jt.posteriors_batch([{"smoke": "yes"}]).result(0)["lung"].round(3).tolist()
+        [0.1, 0.9]
         """
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
@@ -73,8 +78,8 @@ class Batches:
         variables = self._asked(variables)
         answers = self._run_chunks(_posteriors_of_parts, evidence_sets, (variables,), chunk,
                                    executor, progress, "posteriors")
-        return ({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
-                np.concatenate([a[1] for a in answers]))
+        return MarginalsBatch({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
+                              np.concatenate([a[1] for a in answers]), method="junction tree")
 
     def mpe_batch(self, evidence_sets, *, chunk: int | None = None, progress: bool = False,
                   executor=None, allow_zero: bool = False):
@@ -82,14 +87,17 @@ class Batches:
         assignment ``x`` (observed variables at their states) that maximises
         ``P(x, e)``, by max-product on the tree.
 
-        Returns ``(states, log_p)``: ``states`` is an int array (sets x variables,
-        in the model's variable order) of state indices and ``log_p`` the natural
+        Returns a :class:`~twlib.inference.MPEBatch`, which unpacks as
+        ``(states, log_p)``: ``states`` is an int array (sets x variables, in
+        the model's variable order) of state indices and ``log_p`` the natural
         log of ``P(x, e)`` per set (for a factor model: of the normalised
-        distribution).  Ties go to the lowest state index of each clique's
-        variables, so the answer is deterministic.  Batching, ``chunk``,
-        ``progress`` and ``executor`` work as in :meth:`posteriors_batch`.  An
-        impossible evidence set raises :class:`ZeroEvidenceError`, or with
-        ``allow_zero`` gets ``log_p = -inf`` (and meaningless states).
+        distribution); ``result(i)`` is set ``i``'s
+        :class:`~twlib.inference.MPEResult`.  Ties go to the lowest state index
+        of each clique's variables, so the answer is deterministic.  Batching,
+        ``chunk``, ``progress`` and ``executor`` work as in
+        :meth:`posteriors_batch`.  An impossible evidence set raises
+        :class:`ZeroEvidenceError`, or with ``allow_zero`` gets ``log_p = -inf``
+        (and meaningless states; its ``result`` raises).
 
         >>> from twlib.inference import JunctionTree
         >>> from twlib.datasets import load_network
@@ -97,14 +105,18 @@ class Batches:
         >>> states, log_p = jt.mpe_batch([{}, {"xray": "yes"}])
         >>> states.shape, log_p.round(3).tolist()
         ((2, 8), [-1.237, -3.652])
+        >>> jt.mpe_batch([{"xray": "yes"}]).result(0).assignment["lung"]
+        'yes'
         """
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
             raise InputError("no evidence sets given")
         answers = self._run_chunks(_mpe_of_parts, evidence_sets, (allow_zero,), chunk, executor,
                                    progress, "MPE")
-        return (np.concatenate([a[0] for a in answers]),
-                np.concatenate([a[1] for a in answers]))
+        variables = list(self.net.variables)
+        return MPEBatch(np.concatenate([a[0] for a in answers]),
+                        np.concatenate([a[1] for a in answers]), variables=variables,
+                        labels=[self.net.states(v) for v in variables], method="junction tree")
 
     def log_probabilities_of_evidence(self, evidence_sets, *, chunk: int | None = None,
                                       executor=None) -> np.ndarray:
