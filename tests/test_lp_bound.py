@@ -101,3 +101,29 @@ def test_bad_bound_is_named():
         lp_bound(ParentSetScores(Dataset.from_pandas(frame), max_parents=1), time_limit=0)
     with pytest.raises(InputError, match="packing must be 2, 3 or 4"):
         lp_bound(ParentSetScores(Dataset.from_pandas(frame), max_parents=1), packing=5)
+
+
+def test_the_bound_under_required_arcs_holds_the_constrained_optimum():
+    """A required class takes the empty family from every other variable, and
+    here twins A and B each do best with the other as a parent: every column
+    of A the restricted programme starts with holds B, and B's hold A, so the
+    cluster {A, B} could not be met (SoPlex reported the programme unsolved).
+    Its first columns now hold each variable's fewest parents, a network that
+    meets every cut."""
+    from twlib.knowledge import Knowledge
+
+    rng = np.random.default_rng(3)
+    rows = 400
+    cls = rng.integers(0, 2, rows)
+    noisy = lambda x, p: np.where(rng.random(rows) < p, 1 - x, x)
+    frame = {"C": cls, "A": noisy(cls, 0.3)}
+    frame["B"] = noisy(frame["A"], 0.02)
+    for i in range(9):
+        frame[f"X{i}"] = noisy(cls, 0.4)
+    data = Dataset.from_pandas(pd.DataFrame(frame))
+    know = Knowledge(required=[("C", v) for v in data.names if v != "C"])
+    # unpruned, so that each twin's best columns all hold the other
+    pss = ParentSetScores(data, max_parents=3, knowledge=know, prune=False)
+    out = lp_bound(pss, time_limit=30)
+    assert out["converged"]
+    assert out["bound"] >= order_graph.dp(pss).score - 1e-6

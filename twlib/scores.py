@@ -846,10 +846,14 @@ class ParentSetScores:
 
     def _with_required(self, rows, scores, need, prune):
         """A variable's sets that hold its required parents ``need``; with ``prune``,
-        only those that beat every such subset (its sets were scored unpruned)."""
-        need = set(need)
-        sets = [tuple(sorted(int(p) for p in row if p >= 0)) for row in rows]
-        legal = {t: sc for t, sc in zip(sets, scores) if need <= set(t)}
+        only those that beat every such subset (its sets were scored unpruned).
+        The legal rows are found on the arrays first: they are few (those with a
+        class required, say, are a fifteenth of all at 44 candidates and k = 3)."""
+        holds = np.ones(len(rows), dtype=np.bool_)
+        for p in need:
+            holds &= (rows == p).any(axis=1)
+        legal = {tuple(sorted(int(p) for p in row if p >= 0)): sc
+                 for row, sc in zip(rows[holds], scores[holds])}
         return _beating_subsets(legal, prune, self.max_parents)
 
     def _store(self, parent_rows, scores) -> None:

@@ -241,12 +241,9 @@ def _learn(data, k, scorer, score, ess, parameter_ess, time_limit, max_iter, per
     #    sets can be scored in time, else the data-free bound.
     lp = None
     share = BOUND_SHARE * time_limit
-    # "auto" past the limit (a long first climb): the LP bound would overrun it; nor with
-    # required arcs, whose children's parent sets are scored unpruned (the estimate assumes
-    # pruning: a classifier's class arcs on 25 variables took 23 s at a 2-s limit)
+    # "auto" past the limit (a long first climb): the LP bound would overrun it
     if upper is None and not clock.interrupted() and (
             bound == "lp" or bound == "auto" and not clock.expired(log.deadline)
-            and not (knowledge is not None and knowledge.required)
             and scoring_seconds(n, data.n_rows, k) <= share):
         scoring = clock.now()
         pss = ParentSetScores(data, score=score, ess=ess, max_parents=k, executor=executor,

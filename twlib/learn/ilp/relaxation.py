@@ -128,7 +128,12 @@ class _Columns:
         sizes = np.array([len(sc) for _, sc, _ in arrays])
         self.child = np.repeat(np.arange(self.n), sizes)
         self.offsets = np.concatenate([[0], np.cumsum(sizes)])
-        self.empty = np.flatnonzero(~self.masks.any(axis=1))   # one per variable
+        # each variable's family of fewest parents: the empty one, or its required
+        # parents alone.  Together they are an acyclic network, which meets every
+        # cluster and packing row, so the restricted programme that holds them stays
+        # feasible whatever cuts join it
+        parents = np.bitwise_count(self.masks).sum(axis=1)
+        self.smallest = np.lexsort((parents, self.child))[self.offsets[:-1]]
 
     def values(self, cuts, weights, packing, floor):
         """Each family's score plus the weights of the cluster constraints it is in,
@@ -272,7 +277,7 @@ def lp_bound(pss: ParentSetScores, *, time_limit: float = 60.0, exact_separation
     n = cols.n
     first = np.concatenate([np.arange(lo, min(lo + _COLUMNS_PER_ROUND, hi))
                             for lo, hi in zip(cols.offsets[:-1], cols.offsets[1:])])
-    master = _Master(require_scip(), cols, np.union1d(first, cols.empty))
+    master = _Master(require_scip(), cols, np.union1d(first, cols.smallest))
     # every variable's best family alone: the Lagrangian bound with no cuts
     bound = float(cols.scores[cols.offsets[:-1]].sum())
     value, rounds, converged, history, cut_rounds = -math.inf, 0, False, [], 0
