@@ -130,7 +130,7 @@ def test_every_inference_path_answers_with_the_one_result_of_its_kind():
                  "router": posterior_marginals(net, evidence),
                  "conditioning": conditioned_posteriors(net, evidence),
                  "loopy": loopy_belief_propagation(net, evidence),
-            "batch": tree.posteriors_batch([{}, evidence]).result(1)}
+                 "batch": tree.posteriors_batch([{}, evidence]).result(1)}
     exact = tree.posteriors(evidence)
     for path, result in marginals.items():
         assert isinstance(result, Marginals), path
