@@ -80,6 +80,53 @@ def test_junction_tree_and_elimination_equal_brute_force(seed, n_vars, n_evidenc
                        atol=1e-10)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 5))
+def test_fan_out_over_observed_axes_equals_numpy(seed, n_axes):
+    """The walk behind every posterior pass, against numpy: a table times
+    factors over subsets of its axes, summed onto targets over other
+    subsets, with some axes held at an observed state (blocks of trailing
+    axes, runs, fixed axes inside and outside the block)."""
+    from twlib.inference.table_walk import fan_out_observed
+
+    rng = np.random.default_rng(seed)
+    card = rng.integers(1, 6, n_axes)
+    table = rng.random(tuple(card))
+    subsets = [np.flatnonzero(rng.random(n_axes) < 0.5) for _ in range(rng.integers(0, 5))]
+    F = int(rng.integers(0, len(subsets) + 1))
+    observed = np.where(rng.random(n_axes) < 0.3, [rng.integers(c) for c in card], -1)
+    observed = np.asarray(observed, dtype=np.int64)
+
+    def strides(axes):
+        own = [math.prod(card[a] for a in axes if a > j) if j in axes else 0
+               for j in range(n_axes)]
+        return np.array(own, dtype=np.int64)
+
+    arrays = [rng.random(tuple(card[a] for a in axes)) for axes in subsets]
+    rows = np.concatenate([strides(a) for a in subsets] + [np.zeros(0, dtype=np.int64)])
+    factors = np.concatenate([a.ravel() for a in arrays[:F]] + [np.zeros(1)])
+    f_off = np.cumsum([0] + [a.size for a in arrays[:F]])[:F].astype(np.int64)
+    sizes = [math.prod(card[a] for a in axes) for axes in subsets[F:]]
+    out = np.zeros(sum(sizes) + 1)
+    out_off = np.cumsum([0] + sizes)[:len(sizes)].astype(np.int64)
+    fan_out_observed(table.ravel(), 0, card.astype(np.int64), 0, n_axes, rows, F, factors,
+                     f_off, len(sizes), out, out_off, np.arange(n_axes), observed)
+
+    product = table.copy()
+    for axes, array in zip(subsets[:F], arrays[:F]):
+        shape = [card[j] if j in axes else 1 for j in range(n_axes)]
+        product = product * array.reshape(shape)
+    for j, state in enumerate(observed):
+        if state >= 0:
+            keep = np.zeros(card[j])
+            keep[state] = 1.0
+            product = product * keep.reshape([card[i] if i == j else 1 for i in range(n_axes)])
+    for k, axes in enumerate(subsets[F:]):
+        expected = product.sum(axis=tuple(j for j in range(n_axes) if j not in axes))
+        got = out[out_off[k]:out_off[k] + sizes[k]]
+        assert np.allclose(got, np.ravel(expected), rtol=1e-12, atol=1e-12)
+
+
 def a_run_of_sets(seed, n_vars, count=6):
     """A random network (zeros in its CPTs for odd seeds), ``count`` evidence
     sets over it, each observing none to all but one variable, and the

@@ -4,11 +4,8 @@ One evidence set is propagated by a single compiled pass (:func:`hugin_one_set`
 for sums, :func:`max_product_one_set` for maxima) instead of a Python loop of
 einsums; :func:`log_values` scores full assignments.
 
-The passes walk each clique table once per use with an odometer over its
-axes, carrying for every target (a separator, a variable's marginal) the
-index that entry maps to: index arrays as large as the tables would double
-the memory the tree needs and the bytes each pass reads.  Cliques are in
-preorder (position 0 the root); clique ``t``'s variables are at
+The passes walk each clique table once per use (:mod:`.table_walk`).
+Cliques are in preorder (position 0 the root); clique ``t``'s variables are at
 ``cvar_ptr[t]:cvar_ptr[t + 1]`` of the per-slot arrays, and a stride row gives
 each of its axes the stride of a target (0 for an axis the target lacks).
 """
@@ -18,6 +15,8 @@ import math
 
 import numba as nb
 import numpy as np
+
+from .table_walk import add_factor, fan_out_observed, max_out
 
 __all__ = ["flat_factors", "decode_assignments", "log_values", "hugin_one_set",
            "max_product_prior", "max_product_one_set"]
@@ -79,182 +78,6 @@ def log_values(scopes, strides, offsets, logs, rows):
             total += logs[at]
         out[b] = total
     return out
-
-
-_BLOCK = 64     # entries the innermost axes of a table span at least, walked by offset tables
-
-
-@nb.njit(cache=True)
-def _blocks(ccard, c0, m, rows, n_rows):
-    """Split a clique table's axes into outer ones and a block of trailing
-    ones spanning at least ``_BLOCK`` entries (or all): ``(q, B, inner, size,
-    acc, digits)``, the block's first axis, its entries, ``inner[k, b]`` the
-    offset of its entry ``b`` in index ``k`` (``rows[k * m + j]`` the stride of
-    axis ``j`` in it), the table's entries, and the odometer of :func:`_carry`
-    at the first entry (each index's offset, the outer axes' digits).
-    Walking the block by offset tables keeps the odometer's carries, which a
-    run of two-state axes would otherwise pay at every other entry, to one per
-    block."""
-    q, B = m, 1
-    while q > 0 and B < _BLOCK:
-        q -= 1
-        B *= ccard[c0 + q]
-    inner = np.zeros((n_rows, B), dtype=np.int64)
-    digits = np.zeros(m, dtype=np.int64)
-    for b in range(1, B):
-        j = m - 1
-        while True:
-            digits[j] += 1
-            if digits[j] < ccard[c0 + j]:
-                break
-            digits[j] = 0
-            j -= 1
-        for k in range(n_rows):
-            at = 0
-            for i in range(q, m):
-                at += digits[i] * rows[k * m + i]
-            inner[k, b] = at
-    size = B
-    for j in range(q):
-        size *= ccard[c0 + j]
-    return q, B, inner, size, np.zeros(n_rows, dtype=np.int64), np.zeros(m, dtype=np.int64)
-
-
-@nb.njit(cache=True)
-def _run_length(ccard, c0, m, rows, r, q):
-    """How many consecutive entries share their entry of index ``r``: the
-    product of the trailing axes of the block (from ``q``) that index lacks."""
-    length, j = 1, m - 1
-    while j >= q and rows[r * m + j] == 0:
-        length *= ccard[c0 + j]
-        j -= 1
-    return length
-
-
-@nb.njit(cache=True)
-def _carry(digits, acc, ccard, c0, q, m, rows, n_rows):
-    """Advance the odometer of the outer axes ``0..q-1`` by one, updating each
-    index's offset ``acc[k]``."""
-    j = q - 1
-    while j >= 0:
-        digits[j] += 1
-        for k in range(n_rows):
-            acc[k] += rows[k * m + j]
-        if digits[j] < ccard[c0 + j]:
-            return
-        for k in range(n_rows):
-            acc[k] -= rows[k * m + j] * ccard[c0 + j]
-        digits[j] = 0
-        j -= 1
-
-
-@nb.njit(cache=True, fastmath={"reassoc", "nsz"})
-def _fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
-    """For each entry ``e`` of a clique table (``m`` axes of sizes
-    ``ccard[c0:c0 + m]``) at ``src[base:]``: ``x = src[base + e]`` times
-    ``factors[f_off[f] + i_f(e)]`` for each of the ``F`` factors, then
-    ``out[out_off[k] + i_{F+k}(e)] += x`` for each of the ``K`` targets.
-    ``rows[r * m + j]`` is axis ``j``'s stride in index ``i_r``.  A target that
-    lacks the block's trailing axes gets each run of entries that share its
-    index summed in registers first: added one by one into memory, they would
-    wait on each other's stores."""
-    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + K)
-    run = np.ones(K, dtype=np.int64)
-    for k in range(K):
-        run[k] = _run_length(ccard, c0, m, rows, F + k, q)
-    flat = _flat_rows(inner, F)
-    x = np.empty(B)
-    for e in range(base, base + size, B):
-        x[:] = src[e:e + B]
-        for f in range(F):
-            at = f_off[f] + acc[f]
-            if flat[f]:
-                x *= factors[at]
-            else:
-                for b in range(B):
-                    x[b] *= factors[at + inner[f, b]]
-        for k in range(K):
-            at, z = out_off[k] + acc[F + k], run[k]
-            if z == 1:
-                for b in range(B):
-                    out[at + inner[F + k, b]] += x[b]
-            else:
-                for b0 in range(0, B, z):
-                    total = 0.0
-                    for b in range(b0, b0 + z):
-                        total += x[b]
-                    out[at + inner[F + k, b0]] += total
-        _carry(digits, acc, ccard, c0, q, m, rows, F + K)
-
-
-@nb.njit(cache=True)
-def _max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
-    """Max-sum's :func:`_fan_out`: ``x = src[base + e]`` plus the ``F`` factors
-    (logs), and per entry ``s`` of the one target (row ``F``) the largest ``x``
-    that maps to it into ``out[o0 + s]``, the entry reaching it into
-    ``best[o0 + s]`` (the lowest among ties)."""
-    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, F + 1)
-    flat = _flat_rows(inner, F)
-    z = _run_length(ccard, c0, m, rows, F, q)
-    x = np.empty(B)
-    for e in range(0, size, B):
-        x[:] = src[base + e:base + e + B]
-        for f in range(F):
-            at = f_off[f] + acc[f]
-            if flat[f]:
-                x += factors[at]
-            else:
-                for b in range(B):
-                    x[b] += factors[at + inner[f, b]]
-        at = o0 + acc[F]
-        for b0 in range(0, B, z):
-            top = _run_max(x, b0, z)
-            s = at + inner[F, b0]
-            if best[s] < 0 or top > out[s]:
-                where = b0
-                while x[where] < top:                 # the first entry reaching the maximum
-                    where += 1
-                out[s] = top
-                best[s] = e + where
-        _carry(digits, acc, ccard, c0, q, m, rows, F + 1)
-
-
-@nb.njit(cache=True, fastmath={"nnan"})
-def _run_max(x, start, count):
-    """The largest of ``x[start:start + count]`` (no NaN there, so the compiler
-    may keep several maxima in flight instead of one compare after another)."""
-    top = x[start]
-    for b in range(start + 1, start + count):
-        top = max(top, x[b])
-    return top
-
-
-@nb.njit(cache=True)
-def _flat_rows(inner, F):
-    """Which of the first ``F`` indices stay put over a whole block (the block's
-    axes are not theirs): such a factor is one number per block."""
-    flat = np.ones(F, dtype=np.bool_)
-    for f in range(F):
-        for b in range(inner.shape[1]):
-            if inner[f, b] != 0:
-                flat[f] = False
-                break
-    return flat
-
-
-@nb.njit(cache=True)
-def _scale(table, base, ccard, c0, m, strides, s0, factor, f0):
-    """Add ``factor[f0 + i(e)]`` to each entry ``e`` of a clique log-table in place
-    (an entry already ``-inf`` stays so), ``strides[s0:s0 + m]`` the axes'
-    strides in ``i``."""
-    rows = strides[s0:s0 + m]
-    q, B, inner, size, acc, digits = _blocks(ccard, c0, m, rows, 1)
-    for e in range(base, base + size, B):
-        at = f0 + acc[0]
-        for b in range(B):
-            if table[e + b] > -np.inf:
-                table[e + b] += factor[at + inner[0, b]]
-        _carry(digits, acc, ccard, c0, q, m, rows, 1)
 
 
 @nb.njit(cache=True)
@@ -365,9 +188,10 @@ def hugin_work(sep_off, marg_off):
 
 
 @nb.njit(cache=True)
-def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_stride, seps,
-                  sep_off, parents, child_ptr, children, reader, rslot, fan_ptr, fan_row_ptr,
-                  fan_rows, fan_out, marg_off, prior_marg, observed, asked, marginals, work):
+def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr, down_stride,
+                  seps, sep_off, parents, child_ptr, children, reader, rslot, fan_ptr,
+                  fan_row_ptr, fan_rows, fan_out, marg_off, prior_marg, observed, asked,
+                  marginals, work):
     """One evidence set's Hugin propagation on the calibrated prior tree, never
     copying a table.
 
@@ -389,8 +213,10 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
     ``fan_row_ptr[t]:`` and offsets into one buffer, separators first,
     marginals after).  A clique without evidence whose incoming message equals
     its prior separator (relative 1e-13) keeps its prior, and so does its
-    subtree.  Returns ``log P(e)`` (``-inf`` when impossible) and fills
-    ``marginals`` for the asked variables.
+    subtree.  Every pass walks only the entries of a table that agree with
+    the observed variables among its axes (:func:`fan_out_observed`).
+    Returns ``log P(e)`` (``-inf`` when impossible) and fills ``marginals``
+    for the asked variables.
 
     ``work`` (``hugin_work(sep_off, marg_off)``) is scratch kept between calls:
     on a large tree its separators run to millions of entries, and allocating
@@ -432,7 +258,8 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
             targets[1:] = f1 + S + fan_out[fan_ptr[t]:fan_ptr[t + 1]]
             _clear_child_separators(buffer, t, child_ptr, children, sep_off)
             live[t] = True
-        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, work, offsets, K, work, targets)
+        fan_out_observed(tables, table_off[t], ccard, c0, m, rows, F, work, offsets, K, work,
+                          targets, cvar, observed)
         total = sent[s0:s1].sum()
         if total <= 0.0:
             return -np.inf
@@ -472,8 +299,8 @@ def hugin_one_set(tables, table_off, cvar_ptr, ccard, up_stride, down_ptr, down_
         offsets[F - 1] = S + s0
         rows[F * m:] = fan_rows[fan_row_ptr[t]:fan_row_ptr[t + 1]]
         _clear_child_separators(buffer, t, child_ptr, children, sep_off)
-        _fan_out(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, K, buffer,
-                 fan_out[fan_ptr[t]:fan_ptr[t + 1]])
+        fan_out_observed(tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, K,
+                          buffer, fan_out[fan_ptr[t]:fan_ptr[t + 1]], cvar, observed)
     for v in range(observed.shape[0]):                            # read the marginals
         if not asked[v]:
             continue
@@ -501,9 +328,9 @@ def max_product_prior(log_potentials, table_off, cvar_ptr, ccard, up_stride, dow
     none = np.zeros(0, dtype=np.int64)
     for t in range(n - 1, 0, -1):
         p, c0, m = parents[t], cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t]
-        _max_out(tables, table_off[t], ccard, c0, m, up_stride[c0:c0 + m], 0, msg, none, msg,
+        max_out(tables, table_off[t], ccard, c0, m, up_stride[c0:c0 + m], 0, msg, none, msg,
                  best, sep_off[t])
-        _scale(tables, table_off[p], ccard, cvar_ptr[p], cvar_ptr[p + 1] - cvar_ptr[p],
+        add_factor(tables, table_off[p], ccard, cvar_ptr[p], cvar_ptr[p + 1] - cvar_ptr[p],
                down_stride, down_ptr[t], msg, sep_off[t])
     return tables, msg, best
 
@@ -544,8 +371,8 @@ def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr
                                    down_stride, sep_off, 0, first, then, rslot, S, marg_off, 1)
         rows[F * m:] = up_stride[c0:c0 + m]
         o0, o1 = (s0, sep_off[t + 1]) if t > 0 else (S, S + 1)
-        best[o0:o1] = -1                     # _max_out then overwrites msg there
-        _max_out(prior_tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, msg, best,
+        best[o0:o1] = -1                     # max_out then overwrites msg there
+        max_out(prior_tables, table_off[t], ccard, c0, m, rows, F, factors, offsets, msg, best,
                  o0)
         for s in range(s0, sep_off[t + 1]):
             # an entry the prior already rules out is -inf in the parent and stays so

@@ -169,7 +169,7 @@ class SumProduct:
             # gathered once: on a network of a few variables, gathering them
             # per call took a tenth of a query
             flat["hugin_args"] = tuple(flat[k] for k in (
-                "tables", "table_off", "cvar_ptr", "ccard", "up_stride", "down_ptr",
+                "tables", "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr",
                 "down_stride", "seps", "sep_off", "parents", "child_ptr", "children", "reader",
                 "rslot", "fan_ptr", "fan_row_ptr", "fan_rows", "fan_out", "marg_off",
                 "prior_marg"))

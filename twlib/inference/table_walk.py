@@ -1,0 +1,238 @@
+"""Walks over a clique table's entries, for the junction tree's compiled passes.
+
+A pass walks each clique table once per use with an odometer over its axes,
+carrying for every target (a separator, a variable's marginal, a factor it
+multiplies in) the index that entry maps to: index arrays as large as the
+tables would double the memory the tree needs and the bytes each pass reads.
+Index ``r`` is described by a stride row, ``rows[r * m + j]`` the stride of
+axis ``j`` (0 for an axis the index lacks).  :func:`fan_out` is the
+sum-product walk, :func:`max_out` the max-sum one, :func:`add_factor` adds a
+log-factor into a table in place.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+__all__ = ["fan_out", "fan_out_observed", "max_out", "add_factor"]
+
+
+_BLOCK = 64     # entries the innermost axes of a table span at least, walked by offset tables
+
+
+@nb.njit(cache=True)
+def blocks(ccard, c0, m, rows, n_rows):
+    """Split a clique table's axes into outer ones and a block of trailing
+    ones spanning at least ``_BLOCK`` entries (or all): ``(q, B, inner, size,
+    acc, digits)``, the block's first axis, its entries, ``inner[k, b]`` the
+    offset of its entry ``b`` in index ``k`` (``rows[k * m + j]`` the stride of
+    axis ``j`` in it), the table's entries, and the odometer of :func:`carry`
+    at the first entry (each index's offset, the outer axes' digits).
+    Walking the block by offset tables keeps the odometer's carries, which a
+    run of two-state axes would otherwise pay at every other entry, to one per
+    block."""
+    q, B = m, 1
+    while q > 0 and B < _BLOCK:
+        q -= 1
+        B *= ccard[c0 + q]
+    inner = np.zeros((n_rows, B), dtype=np.int64)
+    digits = np.zeros(m, dtype=np.int64)
+    for b in range(1, B):
+        j = m - 1
+        while True:
+            digits[j] += 1
+            if digits[j] < ccard[c0 + j]:
+                break
+            digits[j] = 0
+            j -= 1
+        for k in range(n_rows):
+            at = 0
+            for i in range(q, m):
+                at += digits[i] * rows[k * m + i]
+            inner[k, b] = at
+    size = B
+    for j in range(q):
+        size *= ccard[c0 + j]
+    return q, B, inner, size, np.zeros(n_rows, dtype=np.int64), np.zeros(m, dtype=np.int64)
+
+
+@nb.njit(cache=True)
+def run_length(ccard, c0, m, rows, r, q):
+    """How many consecutive entries share their entry of index ``r``: the
+    product of the trailing axes of the block (from ``q``) that index lacks."""
+    length, j = 1, m - 1
+    while j >= q and rows[r * m + j] == 0:
+        length *= ccard[c0 + j]
+        j -= 1
+    return length
+
+
+@nb.njit(cache=True)
+def carry(digits, acc, ccard, c0, q, m, rows, n_rows):
+    """Advance the odometer of the outer axes ``0..q-1`` by one, updating each
+    index's offset ``acc[k]``."""
+    j = q - 1
+    while j >= 0:
+        digits[j] += 1
+        for k in range(n_rows):
+            acc[k] += rows[k * m + j]
+        if digits[j] < ccard[c0 + j]:
+            return
+        for k in range(n_rows):
+            acc[k] -= rows[k * m + j] * ccard[c0 + j]
+        digits[j] = 0
+        j -= 1
+
+
+@nb.njit(cache=True, fastmath={"reassoc", "nsz"})
+def fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
+    """For each entry ``e`` of a clique table (``m`` axes of sizes
+    ``ccard[c0:c0 + m]``): ``x = src[base + i_s(e)]`` times
+    ``factors[f_off[f] + i_f(e)]`` for each of the ``F`` factors, then
+    ``out[out_off[k] + i_{F+k}(e)] += x`` for each of the ``K`` targets.
+    ``rows[r * m + j]`` is axis ``j``'s stride in index ``i_r``, the source's
+    index ``i_s`` last (the table's own strides, unless axes were fixed by
+    :func:`fan_out_observed`).  A target that lacks the block's trailing axes
+    gets each run of entries that share its index summed in registers first:
+    added one by one into memory, they would wait on each other's stores."""
+    n_rows = F + K + 1
+    q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, n_rows)
+    run = np.ones(K, dtype=np.int64)
+    for k in range(K):
+        run[k] = run_length(ccard, c0, m, rows, F + k, q)
+    flat = flat_rows(inner, F)
+    contiguous = True
+    for b in range(B):
+        contiguous = contiguous and inner[F + K, b] == b
+    x = np.empty(B)
+    for _ in range(size // B):
+        at = base + acc[F + K]
+        if contiguous:
+            x[:] = src[at:at + B]
+        else:
+            for b in range(B):
+                x[b] = src[at + inner[F + K, b]]
+        for f in range(F):
+            at = f_off[f] + acc[f]
+            if flat[f]:
+                x *= factors[at]
+            else:
+                for b in range(B):
+                    x[b] *= factors[at + inner[f, b]]
+        for k in range(K):
+            at, z = out_off[k] + acc[F + k], run[k]
+            if z == 1:
+                for b in range(B):
+                    out[at + inner[F + k, b]] += x[b]
+            else:
+                for b0 in range(0, B, z):
+                    total = 0.0
+                    for b in range(b0, b0 + z):
+                        total += x[b]
+                    out[at + inner[F + k, b0]] += total
+        carry(digits, acc, ccard, c0, q, m, rows, n_rows)
+
+
+@nb.njit(cache=True)
+def fan_out_observed(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off,
+                      cvar, observed):
+    """:func:`fan_out` over only the entries of a clique table that agree with
+    the observed variables among its axes.  Every other entry is zero in the
+    posterior (the evidence's indicator is idempotent, so multiplying it into
+    one more clique leaves the joint as it was), and skipping them divides a
+    pass's work by the observed variables' numbers of states.  ``rows`` holds
+    the ``F + K`` index rows; the source's is made here."""
+    n_rows = F + K
+    fixed = 0
+    for j in range(m):
+        fixed += observed[cvar[c0 + j]] >= 0
+    m2 = m - fixed
+    card = np.empty(m2, dtype=np.int64)
+    rows2 = np.empty((n_rows + 1) * m2, dtype=np.int64)
+    shift = np.zeros(n_rows + 1, dtype=np.int64)
+    stride, j2 = 1, m2
+    for j in range(m - 1, -1, -1):
+        state = observed[cvar[c0 + j]]
+        if state >= 0:
+            for r in range(n_rows):
+                shift[r] += state * rows[r * m + j]
+            shift[n_rows] += state * stride
+        else:
+            j2 -= 1
+            card[j2] = ccard[c0 + j]
+            for r in range(n_rows):
+                rows2[r * m2 + j2] = rows[r * m + j]
+            rows2[n_rows * m2 + j2] = stride
+        stride *= ccard[c0 + j]
+    f_at, out_at = f_off[:F] + shift[:F], out_off[:K] + shift[F:n_rows]
+    fan_out(src, base + shift[n_rows], card, 0, m2, rows2, F, factors, f_at, K, out, out_at)
+
+
+@nb.njit(cache=True)
+def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
+    """Max-sum's :func:`fan_out`: ``x = src[base + e]`` plus the ``F`` factors
+    (logs), and per entry ``s`` of the one target (row ``F``) the largest ``x``
+    that maps to it into ``out[o0 + s]``, the entry reaching it into
+    ``best[o0 + s]`` (the lowest among ties)."""
+    q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, F + 1)
+    flat = flat_rows(inner, F)
+    z = run_length(ccard, c0, m, rows, F, q)
+    x = np.empty(B)
+    for e in range(0, size, B):
+        x[:] = src[base + e:base + e + B]
+        for f in range(F):
+            at = f_off[f] + acc[f]
+            if flat[f]:
+                x += factors[at]
+            else:
+                for b in range(B):
+                    x[b] += factors[at + inner[f, b]]
+        at = o0 + acc[F]
+        for b0 in range(0, B, z):
+            top = run_max(x, b0, z)
+            s = at + inner[F, b0]
+            if best[s] < 0 or top > out[s]:
+                where = b0
+                while x[where] < top:                 # the first entry reaching the maximum
+                    where += 1
+                out[s] = top
+                best[s] = e + where
+        carry(digits, acc, ccard, c0, q, m, rows, F + 1)
+
+
+@nb.njit(cache=True, fastmath={"nnan"})
+def run_max(x, start, count):
+    """The largest of ``x[start:start + count]`` (no NaN there, so the compiler
+    may keep several maxima in flight instead of one compare after another)."""
+    top = x[start]
+    for b in range(start + 1, start + count):
+        top = max(top, x[b])
+    return top
+
+
+@nb.njit(cache=True)
+def flat_rows(inner, F):
+    """Which of the first ``F`` indices stay put over a whole block (the block's
+    axes are not theirs): such a factor is one number per block."""
+    flat = np.ones(F, dtype=np.bool_)
+    for f in range(F):
+        for b in range(inner.shape[1]):
+            if inner[f, b] != 0:
+                flat[f] = False
+                break
+    return flat
+
+
+@nb.njit(cache=True)
+def add_factor(table, base, ccard, c0, m, strides, s0, factor, f0):
+    """Add ``factor[f0 + i(e)]`` to each entry ``e`` of a clique log-table in place
+    (an entry already ``-inf`` stays so), ``strides[s0:s0 + m]`` the axes'
+    strides in ``i``."""
+    rows = strides[s0:s0 + m]
+    q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, 1)
+    for e in range(base, base + size, B):
+        at = f0 + acc[0]
+        for b in range(B):
+            if table[e + b] > -np.inf:
+                table[e + b] += factor[at + inner[0, b]]
+        carry(digits, acc, ccard, c0, q, m, rows, 1)
