@@ -21,7 +21,11 @@ open bound is a proved upper bound, so a run stopped by its time limit returns
 the incumbent, that bound and the gap.
 
 The DP over all ``2^n`` subsets limits this to about two dozen variables (the
-tables take ``n 2^(n-1)`` floats); the integer programme of
+tables take ``n 2^(n-1)`` floats).  When tiers of knowledge hold every
+variable, the bound is the DP over the orders that list the tiers one after
+the other (:mod:`twlib.learn.tier_orders`), a few thousand subsets, and the
+limit is the exact tree-width decisions, :data:`TIERED_MAX_VARS` variables;
+the integer programme of
 :mod:`twlib.learn.ilp` goes further, with a much weaker bound under ``k`` (up to
 22 variables it takes the root DP's optimum as a cap, the bound this search
 starts from).
@@ -46,11 +50,14 @@ from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_e
 from ..scores import ParentSetScores
 from .order_graph import best_cost_tables, chosen_for_order, optimal_order, orders_without_pairs
 from .result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
+from .tier_orders import tier_entries, tier_order
 
-__all__ = ["learn", "solve", "MAX_VARS"]
+__all__ = ["learn", "solve", "tiered", "MAX_VARS", "TIERED_MAX_VARS"]
 
 MAX_VARS = 24           # the DP tables: n 2^(n-1) floats, 1.6 GB at 24 variables
-_ONES = np.ones(MAX_VARS)
+TIERED_MAX_VARS = 28    # with tiers: the exact width decisions, a flag per vertex subset
+_TIER_ENTRIES = 1 << 26     # the tier DP's best-cost table, 0.5 GB
+_ONES = np.ones(TIERED_MAX_VARS)
 _NO_ORDER = np.zeros(0, dtype=np.int64)
 _TOL = 1e-9             # relative: a bound this close to the incumbent proves it
 
@@ -90,8 +97,9 @@ def _fits_heuristically(masks, k) -> bool:
 class _Search:
     """The candidate sets as flat arrays, and the DP bound of a set of forbidden pairs."""
 
-    def __init__(self, pss: ParentSetScores):
+    def __init__(self, pss: ParentSetScores, tiers=None):
         self.n = pss.n_vars
+        self.tiers = tiers
         self.masks, scores, offsets = pss.flat_arrays()
         self.costs = -scores
         self.child = np.repeat(np.arange(self.n), np.diff(offsets))
@@ -131,7 +139,9 @@ class _Search:
             for v in range(self.n):
                 if (v in pair and (int(masks[v]) >> (a + b - v)) & 1) or (
                         (int(masks[v]) >> a) & 1 and (int(masks[v]) >> b) & 1):
-                    loss += chosen[v] + self.costs[fits & (self.child == v)].min()
+                    # infinite when v keeps no candidate (the pair is a required arc)
+                    loss += chosen[v] + self.costs[fits & (self.child == v)].min(
+                        initial=np.inf)
             losses[pair] = loss
         return losses
 
@@ -141,10 +151,17 @@ class _Search:
                                                                    np.arange(self.n + 1))
 
     def bound(self, forbidden):
-        """``(score, masks)``: the best network avoiding ``forbidden`` and its families."""
+        """``(score, masks)``: the best network avoiding ``forbidden`` and its families
+        (``-inf`` and None when none does: a required parent is cut off)."""
         masks, costs, offsets = self._lists(self._allowed(forbidden))
-        _, chosen, total = optimal_order(masks, costs, offsets, tables=True)
         self.evaluated += 1
+        if self.tiers is None:
+            _, chosen, total = optimal_order(masks, costs, offsets, tables=True)
+        else:
+            total, order = tier_order(masks, costs, offsets, self.tiers)
+            if not np.isfinite(total):
+                return -np.inf, None
+            chosen = chosen_for_order(order, masks, costs, offsets)
         return -total, masks[chosen]
 
     def child_bounds(self, forbidden, pairs):
@@ -152,6 +169,9 @@ class _Search:
         pair.  The node's table of best costs is built once; each child's DP reads
         it with its new pair left out (every best cost it needs is a minimum of the
         node's over a subset or two), the children's DPs in parallel."""
+        if self.tiers is not None:
+            # the tiers' DP is small enough to run afresh for each child
+            return [(pair, *self.bound(set(forbidden) | {pair})) for pair in pairs]
         if not pairs:
             return []
         keep = self._allowed(forbidden)
@@ -202,13 +222,10 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
     if not gap_limit >= 0:
         raise InputError(f"gap_limit must be >= 0 (percent), got {gap_limit!r}")
     n = pss.n_vars
-    if n > MAX_VARS:
-        gigabytes = n * 2.0 ** (n - 1) * 8 / 1e9
-        raise BudgetExceeded(f"the DP bound over {n} variables needs {gigabytes:.1f} GB per node; "
-                             f"exact_width takes at most {MAX_VARS} variables "
-                             "(twlib.learn.ilp.learn(k=...) goes further)")
+    tiers = _tiers(pss.names, pss.knowledge)
+    _check_size(n, tiers)
     with clock.interruptible():
-        search = _Search(pss)
+        search = _Search(pss, tiers)
         if pss.knowledge is not None:
             start = pss.knowledge.start(pss.names, start or None)
         best_score, best_masks = _start(pss, k, start or {})
@@ -223,7 +240,7 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
 
         def consider(score, masks):
             nonlocal best_score, best_masks
-            if score > best_score and _fits_heuristically(masks, k):
+            if masks is not None and score > best_score and _fits_heuristically(masks, k):
                 best_score, best_masks = score, masks
 
         score, masks = search.bound(())
@@ -254,11 +271,11 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
             neg, _, forbidden, masks = heapq.heappop(heap)
             waiting.discard(forbidden)
             graph = _moral(masks, n)
-            if treewidth_at_most(graph, k, max_nodes=MAX_VARS):
+            if treewidth_at_most(graph, k, max_nodes=TIERED_MAX_VARS):
                 best_score, best_masks = -neg, masks      # the best bound of all, met
                 continue
             expanded += 1
-            obstruction = width_obstruction(graph, k, max_nodes=MAX_VARS,
+            obstruction = width_obstruction(graph, k, max_nodes=TIERED_MAX_VARS,
                                             weights=search.edge_losses(forbidden, masks, graph))
             sizes.append(obstruction.number_of_edges())
             pairs = []
@@ -300,11 +317,41 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
                            gap_percent=relative_gap(best_score, upper), knowledge=pss.knowledge)
 
 
+def tiered(pss: ParentSetScores) -> bool:
+    """Whether :func:`solve` bounds ``pss`` by the DP over the tiers' orders:
+    the knowledge's tiers hold every variable, their DP fits, and there are
+    at most :data:`TIERED_MAX_VARS` variables."""
+    return pss.n_vars <= TIERED_MAX_VARS and _tiers(pss.names, pss.knowledge) is not None
+
+
+def _tiers(names, know):
+    """The tiers of the knowledge ``know`` as lists of indices into ``names``
+    when they hold every variable and their DP fits :data:`_TIER_ENTRIES`,
+    else None."""
+    if know is None or not know.tiers:
+        return None
+    tier = [know.tier_of(name) for name in names]
+    if any(t is None for t in tier):
+        return None
+    tiers = [[v for v in range(len(names)) if tier[v] == t] for t in range(max(tier) + 1)]
+    tiers = [members for members in tiers if members]
+    return tiers if tier_entries([len(m) for m in tiers]) <= _TIER_ENTRIES else None
+
+
+def _check_size(n, tiers):
+    if n > MAX_VARS and (tiers is None or n > TIERED_MAX_VARS):
+        gigabytes = n * 2.0 ** (n - 1) * 8 / 1e9
+        raise BudgetExceeded(f"the DP bound over {n} variables needs {gigabytes:.1f} GB per node; "
+                             f"exact_width takes at most {MAX_VARS} variables, or "
+                             f"{TIERED_MAX_VARS} when tiers of knowledge hold every variable "
+                             "(twlib.learn.ilp.learn(k=...) goes further)")
+
+
 def _certificate(graph, k) -> list:
     """An elimination order of width ``<= k``: min-fill's if it is one, else the exact one."""
     order = elimination_order(graph, method="min-fill")
     if elimination_width(graph, order) > k:
-        width, order = treewidth_exact(graph, max_nodes=MAX_VARS)
+        width, order = treewidth_exact(graph, max_nodes=TIERED_MAX_VARS)
         if width > k:
             raise InternalError(f"the incumbent has tree-width {width} > k = {k}")
     return order
@@ -323,7 +370,7 @@ def _start(pss, k, start: dict):
         masks[v] = pss.mask_of(parents)[0] if parents else 0
     if find_cycle(_parent_map(masks, pss.n_vars)) is not None:
         raise InputError("the start has a directed cycle")
-    if not treewidth_at_most(_moral(masks, pss.n_vars), k, max_nodes=MAX_VARS):
+    if not treewidth_at_most(_moral(masks, pss.n_vars), k, max_nodes=TIERED_MAX_VARS):
         raise InputError(f"the start's tree-width is over k = {k}")
     return score, masks
 
@@ -331,7 +378,8 @@ def _start(pss, k, start: dict):
 def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: float = 1.0,
           time_limit: float = 60.0, start="auto", gap_limit: float = 0.0,
           executor=None, knowledge=None) -> LearnResult:
-    """The optimal network of tree-width ``<= k`` from data (at most 24 variables).
+    """The optimal network of tree-width ``<= k`` from data (at most 24 variables,
+    or 28 when tiers of ``knowledge`` hold every variable).
 
     Scores every candidate set of at most ``k`` parents
     (:class:`~twlib.scores.ParentSetScores`, proved pruning only) and runs
@@ -350,9 +398,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
     data = as_dataset(data)
     check_width_bound(k)
     check_time_limit(time_limit)
-    if data.n_vars > MAX_VARS:
-        raise BudgetExceeded(f"exact_width takes at most {MAX_VARS} variables, the data have "
-                             f"{data.n_vars} (twlib.learn.ilp.learn(k=...) goes further)")
+    _check_size(data.n_vars, _tiers(data.names, knowledge))
     with clock.interruptible():
         started = clock.now()
         if knowledge:

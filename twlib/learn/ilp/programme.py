@@ -41,7 +41,11 @@ vertex at most ``k`` later neighbours, so the optimum of this programme is the
 optimum of width ``<= k`` over the candidate sets.  Its LP is weak (an order
 half one way and half the other meets every row at half strength), so on up to
 22 variables the order-graph DP's optimum without the width bound, which no
-network of width ``<= k`` beats, caps the objective as one more row.  Candidate
+network of width ``<= k`` beats, caps the objective as one more row.  When
+tiers of knowledge hold every variable, the bound that counts comes from
+outside the programme: the branch and bound on width obstructions of
+:mod:`twlib.learn.exact_width`, its DP kept to the orders that list the tiers
+in turn, runs first; it proves the optimum or caps the objective.  Candidate
 sets are pruned only by proved rules (:class:`~twlib.scores.ParentSetScores`);
 removing a parent never raises the width, so the rules stay sound under the
 bound.
@@ -67,7 +71,7 @@ from ...errors import InputError, InternalError
 from ...graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ...scores import ParentSetScores
-from .. import order_graph
+from .. import exact_width, order_graph
 from ..result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 from .clusters import (SolverMissing, cluster_families, packing_families, require_scip,
                        violated_clusters)
@@ -99,6 +103,7 @@ _RESTRICTED_RELAXATION_SHARE = 0.5
 _DP_BOUND_VARS = 22
 # ... when a quarter of the time limit covers it, the DP's time doubling with each variable
 _DP_SECONDS_AT_22 = 2.0
+_TIER_SEARCH_SHARE = 0.5    # of the time limit, for exact_width's search over the tiers' orders
 
 
 @nb.njit(cache=True)
@@ -431,7 +436,12 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         quarter of ``time_limit`` covers it (2 s at 22 variables, halving with
         each variable fewer), the order-graph DP's optimum without the bound caps
         the objective (``stats["unbounded_optimum"]``), and starts the search
-        when its width fits.
+        when its width fits.  When tiers of the knowledge hold every variable
+        (up to 28), :func:`twlib.learn.exact_width.solve` first searches the
+        orders that list the tiers in turn for up to half of ``time_limit``: a
+        proof there is the answer (``stats["solver"]`` says so), else its
+        proved bound caps the objective and its network starts the search
+        (``stats["tier_search"]``).
     time_limit : float
         Seconds for the solver; on expiry the incumbent comes back with
         ``status="time_limit"``, the solver's dual bound and the gap.
@@ -524,6 +534,12 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         unbounded = None
         if k is not None and n <= _DP_BOUND_VARS and dp_seconds <= 0.25 * time_limit:
             unbounded = order_graph.dp(pss)
+        tiered = None
+        if k is not None and exact_width.tiered(pss):
+            tiered = exact_width.solve(pss, k, time_limit=_TIER_SEARCH_SHARE * time_limit,
+                                       start=start)
+            if tiered.status == "optimal":
+                return _proved_by_tiers(tiered, pss, fam, start_rows, relaxation, started)
         if not progress:
             model.hideOutput()
         model.setParam("limits/gap", float(gap_limit))
@@ -573,7 +589,11 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                                "incumbent and bound over time")
         _add_start(model, fam, xs, start_rows, k, order_vars, arc)
         if unbounded is not None:
-            _add_unbounded_optimum(pyscipopt, model, fam, xs, unbounded, pss, k, order_vars, arc)
+            _add_cap(pyscipopt, model, fam, xs, unbounded.score, unbounded.parents, pss, k,
+                     order_vars, arc, "unbounded_optimum")
+        if tiered is not None:
+            _add_cap(pyscipopt, model, fam, xs, tiered.upper_bound, tiered.parents, pss, k,
+                     order_vars, arc, "tier_search_bound")
         for name, value in (solver_params or {}).items():
             try:
                 model.setParam(name, value)
@@ -617,6 +637,8 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
             bound = min(bound, relaxation["bound"])
         if unbounded is not None:
             bound = min(bound, unbounded.score)
+        if tiered is not None:
+            bound = min(bound, tiered.upper_bound)
         bound = max(bound, score)
         order = width = None
         if k is not None:
@@ -640,6 +662,10 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
             stats["relaxation"] = _relaxation_stats(relaxation)
         if unbounded is not None:
             stats["unbounded_optimum"] = unbounded.score
+        if tiered is not None:
+            stats["tier_search"] = {"seconds": tiered.stats["seconds"],
+                                    "nodes": tiered.stats["nodes"], "score": tiered.score,
+                                    "upper_bound": tiered.upper_bound, "status": tiered.status}
         if not abs(stats["root_bound"]) < 1e19:     # the root was cut off: its bound is optimal
             stats["root_bound"] = bound
         stats["root_gap"] = relative_gap(score, stats["root_bound"])
@@ -832,18 +858,40 @@ def _add_start(model, fam: _Families, xs, rows, k, order_vars, arc):
         raise InternalError("the start was refused by the solver as infeasible")
 
 
-def _add_unbounded_optimum(pyscipopt, model, fam: _Families, xs, unbounded: LearnResult,
-                           pss: ParentSetScores, k, order_vars, arc):
-    """The optimum without the width bound caps the objective (a row SCIP's bound
-    then respects, so an incumbent that meets it ends the search), and is itself
-    a solution when min-fill finds it a width ``<= k``."""
-    cap = unbounded.score + _EPS * max(1.0, abs(unbounded.score))
+def _add_cap(pyscipopt, model, fam: _Families, xs, cap, parents: dict, pss: ParentSetScores, k,
+             order_vars, arc, name):
+    """A proved upper bound ``cap`` on the objective (the optimum without the
+    width bound, or the bound of exact_width's search over the tiers' orders)
+    as a row SCIP's bound then respects, so that an incumbent that meets it
+    ends the search; ``parents``, the network behind it, is offered as a
+    solution and taken when it is one (acyclic, of width ``<= k``)."""
+    cap += _EPS * max(1.0, abs(cap))
     model.addCons(pyscipopt.quicksum(float(s) * x for s, x in zip(fam.score, xs)) <= cap,
-                  name="unbounded_optimum")
-    sol = _network_solution(model, fam, xs, _start_rows(fam, unbounded.parents, pss), k,
-                            order_vars, arc)
+                  name=name)
+    sol = _network_solution(model, fam, xs, _start_rows(fam, parents, pss), k, order_vars, arc)
     if sol is not None:
         model.addSol(sol)
+
+
+def _proved_by_tiers(tiered: LearnResult, pss: ParentSetScores, fam: _Families, start_rows,
+                     relaxation, started) -> LearnResult:
+    """The result of a solve that exact_width's search over the tiers' orders
+    proved before SCIP started: its network, in the programme's record."""
+    stats = {"seconds": clock.now() - started, "nodes": 0, "root_bound": tiered.upper_bound,
+             "root_gap": 0.0, "candidate_sets": len(fam.score),
+             "in_degree_limit": pss.max_parents, "score": pss.score, "method": "ilp",
+             "solver": "none: proved by the search over the tiers' orders",
+             "history": tiered.stats["history"],
+             "start_score": float(fam.score[start_rows].sum()),
+             "tier_search": {"seconds": tiered.stats["seconds"], "nodes": tiered.stats["nodes"],
+                             "score": tiered.score, "upper_bound": tiered.upper_bound,
+                             "status": tiered.status}}
+    if relaxation is not None:
+        stats["relaxation"] = _relaxation_stats(relaxation)
+    return LearnResult(network=fit_to_scores(pss, tiered.parents, "ilp"), score=tiered.score,
+                       status="optimal", stats=stats, parents=tiered.parents,
+                       elimination_order=tiered.elimination_order, width=tiered.width,
+                       upper_bound=tiered.upper_bound, gap_percent=0.0, knowledge=pss.knowledge)
 
 
 def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
