@@ -23,9 +23,13 @@ the incumbent, that bound and the gap.
 The DP over all ``2^n`` subsets limits this to about two dozen variables (the
 tables take ``n 2^(n-1)`` floats).  When tiers of knowledge hold every
 variable, the bound is the DP over the orders that list the tiers one after
-the other (:mod:`twlib.learn.tier_orders`), a few thousand subsets, and the
-limit is the exact tree-width decisions, :data:`TIERED_MAX_VARS` variables;
-the integer programme of
+the other (:mod:`twlib.learn.tier_orders`), a few thousand subsets; the
+limits are then a 64-bit word per moral graph row (:data:`TIERED_MAX_VARS`
+variables) and the exact tree-width decisions, which run on what is left once
+simplicial vertices of degree ``<= k`` are removed
+(:func:`~twlib.graphs.simplicial_reduction`), at most :data:`CORE_NODES`
+vertices (a search that meets a larger core raises BudgetExceeded).  The
+integer programme of
 :mod:`twlib.learn.ilp` goes further, with a much weaker bound under ``k`` (up to
 22 variables it takes the root DP's optimum as a cap, the bound this search
 starts from).
@@ -46,16 +50,19 @@ from .. import clock
 from ..data import Dataset, as_dataset
 from ..errors import BudgetExceeded, InputError, InternalError
 from ..graphs import (elimination_order, elimination_width, find_cycle, greedy_elimination,
-                      moral_graph, treewidth_at_most, treewidth_exact, width_obstruction)
+                      moral_graph, simplicial_reduction, treewidth_at_most, treewidth_exact,
+                      width_obstruction)
 from ..scores import ParentSetScores
 from .order_graph import best_cost_tables, chosen_for_order, optimal_order, orders_without_pairs
 from .result import LearnResult, check_time_limit, check_width_bound, fit_to_scores, relative_gap
 from .tier_orders import tier_entries, tier_order
 
-__all__ = ["learn", "solve", "tiered", "MAX_VARS", "TIERED_MAX_VARS"]
+__all__ = ["learn", "solve", "tiered", "MAX_VARS", "TIERED_MAX_VARS", "CORE_NODES"]
 
 MAX_VARS = 24           # the DP tables: n 2^(n-1) floats, 1.6 GB at 24 variables
-TIERED_MAX_VARS = 28    # with tiers: the exact width decisions, a flag per vertex subset
+TIERED_MAX_VARS = 62    # with tiers: the moral graph as one 64-bit word per vertex
+CORE_NODES = 28         # exact width decisions on the core left by the simplicial
+                        # reduction: a flag per vertex subset, 256 MB at 28
 _TIER_ENTRIES = 1 << 26     # the tier DP's best-cost table, 0.5 GB
 _ONES = np.ones(TIERED_MAX_VARS)
 _NO_ORDER = np.zeros(0, dtype=np.int64)
@@ -271,11 +278,11 @@ def solve(pss: ParentSetScores, k: int, *, time_limit: float = 60.0, start: dict
             neg, _, forbidden, masks = heapq.heappop(heap)
             waiting.discard(forbidden)
             graph = _moral(masks, n)
-            if treewidth_at_most(graph, k, max_nodes=TIERED_MAX_VARS):
+            if treewidth_at_most(graph, k, max_nodes=CORE_NODES):
                 best_score, best_masks = -neg, masks      # the best bound of all, met
                 continue
             expanded += 1
-            obstruction = width_obstruction(graph, k, max_nodes=TIERED_MAX_VARS,
+            obstruction = width_obstruction(graph, k, max_nodes=CORE_NODES,
                                             weights=search.edge_losses(forbidden, masks, graph))
             sizes.append(obstruction.number_of_edges())
             pairs = []
@@ -348,12 +355,15 @@ def _check_size(n, tiers):
 
 
 def _certificate(graph, k) -> list:
-    """An elimination order of width ``<= k``: min-fill's if it is one, else the exact one."""
+    """An elimination order of width ``<= k``: min-fill's if it is one, else the
+    simplicial vertices first and an exact order of the core."""
     order = elimination_order(graph, method="min-fill")
     if elimination_width(graph, order) > k:
-        width, order = treewidth_exact(graph, max_nodes=TIERED_MAX_VARS)
+        removed, core = simplicial_reduction(graph, k)
+        width, order = treewidth_exact(core, max_nodes=CORE_NODES)
         if width > k:
             raise InternalError(f"the incumbent has tree-width {width} > k = {k}")
+        order = removed + order
     return order
 
 
@@ -370,7 +380,7 @@ def _start(pss, k, start: dict):
         masks[v] = pss.mask_of(parents)[0] if parents else 0
     if find_cycle(_parent_map(masks, pss.n_vars)) is not None:
         raise InputError("the start has a directed cycle")
-    if not treewidth_at_most(_moral(masks, pss.n_vars), k, max_nodes=TIERED_MAX_VARS):
+    if not treewidth_at_most(_moral(masks, pss.n_vars), k, max_nodes=CORE_NODES):
         raise InputError(f"the start's tree-width is over k = {k}")
     return score, masks
 
@@ -379,7 +389,7 @@ def learn(data: Dataset | pd.DataFrame, k: int, *, score: str = "bic", ess: floa
           time_limit: float = 60.0, start="auto", gap_limit: float = 0.0,
           executor=None, knowledge=None) -> LearnResult:
     """The optimal network of tree-width ``<= k`` from data (at most 24 variables,
-    or 28 when tiers of ``knowledge`` hold every variable).
+    or 62 when tiers of ``knowledge`` hold every variable).
 
     Scores every candidate set of at most ``k`` parents
     (:class:`~twlib.scores.ParentSetScores`, proved pruning only) and runs

@@ -67,7 +67,7 @@ import pandas as pd
 
 from ... import clock
 from ...data import Dataset, as_dataset
-from ...errors import InputError, InternalError
+from ...errors import BudgetExceeded, InputError, InternalError
 from ...graphs import (elimination_width, find_cycle, induced_graph, moral_graph,
                       treewidth_upper_bound)
 from ...scores import ParentSetScores
@@ -437,7 +437,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         each variable fewer), the order-graph DP's optimum without the bound caps
         the objective (``stats["unbounded_optimum"]``), and starts the search
         when its width fits.  When tiers of the knowledge hold every variable
-        (up to 28), :func:`twlib.learn.exact_width.solve` first searches the
+        (up to 62), :func:`twlib.learn.exact_width.solve` first searches the
         orders that list the tiers in turn for up to half of ``time_limit``: a
         proof there is the answer (``stats["solver"]`` says so), else its
         proved bound caps the objective and its network starts the search
@@ -536,9 +536,12 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
             unbounded = order_graph.dp(pss)
         tiered = None
         if k is not None and exact_width.tiered(pss):
-            tiered = exact_width.solve(pss, k, time_limit=_TIER_SEARCH_SHARE * time_limit,
-                                       start=start)
-            if tiered.status == "optimal":
+            try:
+                tiered = exact_width.solve(pss, k, time_limit=_TIER_SEARCH_SHARE * time_limit,
+                                           start=start)
+            except BudgetExceeded:     # a moral graph whose core is past the exact decisions
+                tiered = None
+            if tiered is not None and tiered.status == "optimal":
                 return _proved_by_tiers(tiered, pss, fam, start_rows, relaxation, started)
         if not progress:
             model.hideOutput()
@@ -936,7 +939,9 @@ def learn(data: Dataset | pd.DataFrame, *, score: str = "bic", ess: float = 1.0,
 
     ``start="auto"`` gives the solver a first incumbent: for ``k``, a run of
     :func:`twlib.learn.bounded.learn` for a quarter of ``time_limit`` (at most
-    60 s); without ``k``, the better of two order-based greedy searches
+    60 s), unless tiers of the knowledge hold every variable (the search over
+    the tiers' orders, see :func:`solve`, finds its own); without ``k``, the
+    better of two order-based greedy searches
     (feedback-arc-set and depth-first starts).
     ``None`` gives none; a dict ``{variable: parents}`` gives that one.
     ``relaxation_share`` is :func:`solve`'s (the share of the time that first
@@ -999,6 +1004,8 @@ def _auto_start(data, pss, k, score, ess, time_limit, knowledge=None):
     from .. import bounded
     if k is None:
         return _greedy_start(pss, time_limit).parents
+    if exact_width.tiered(pss):
+        return None            # the search over the tiers' orders finds its own incumbents
     # the programme under k seldom betters its start, so the start gets a real share of the time
     return bounded.first_incumbent(data, k, score=score, ess=ess, time_limit=time_limit,
                                    knowledge=knowledge)
