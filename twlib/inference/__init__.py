@@ -6,7 +6,8 @@ cheapest exact method by the rates in ``costs``):
 
 * ``junction_tree``: :class:`JunctionTree`, exact posteriors, ``P(e)``, MPE and
   expected counts, for one evidence set or a batch, in four parts (structure,
-  sum-product, max-product, batches); its compiled passes live in ``kernels``.
+  sum-product, max-product, batches); its compiled passes live in ``kernels``,
+  the walks over a clique table they share in ``table_walk``.
   The method of choice whenever the tree fits; a tree whose MPE queries are
   slow hands them to a prepared :class:`MPESearch` first (``max_product``).
 * ``elimination``: :func:`variable_elimination` for one query, and
