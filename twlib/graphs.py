@@ -659,9 +659,11 @@ def treewidth_at_most(graph: nx.Graph, k: int, *, max_nodes: int = 24) -> bool:
     n = graph.number_of_nodes()
     if n <= k + 1 or elimination_width(graph, elimination_order(graph, method="min-fill")) <= k:
         return True
-    _, core = simplicial_reduction(graph, k)
+    removed, core = simplicial_reduction(graph, k)
     n = core.number_of_nodes()
-    if n <= k + 1 or elimination_width(core, elimination_order(core, method="min-fill")) <= k:
+    # min-fill again only on a smaller graph: on the same one it gives the same order
+    if n <= k + 1 or (removed and elimination_width(
+            core, elimination_order(core, method="min-fill")) <= k):
         return True
     if n > max_nodes:
         raise BudgetExceeded(f"deciding tree-width <= {k} over {n} nodes would take too long "
@@ -781,9 +783,12 @@ def width_obstruction(graph: nx.Graph, k: int, *, max_nodes: int = 24,
     >>> width_obstruction(nx.complete_graph(6), 3).number_of_edges()   # a 5-clique
     10
     """
-    if treewidth_at_most(graph, k, max_nodes=max_nodes):
+    # the core's tree-width is over k exactly when the graph's is, and its
+    # obstructions are the graph's: decided and searched there, it is reduced once
+    core = simplicial_reduction(graph, k)[1]
+    if treewidth_at_most(core, k, max_nodes=max_nodes):
         raise InputError(f"the graph has tree-width <= {k}: it holds no obstruction")
-    nodes, adj = _adjacency_words(simplicial_reduction(graph, k)[1])
+    nodes, adj = _adjacency_words(core)
     index = {v: i for i, v in enumerate(nodes)}
     weight = np.zeros((len(nodes), len(nodes)))
     for (u, v), w in (weights or {}).items():

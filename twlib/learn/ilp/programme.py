@@ -540,7 +540,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
                 tiered = exact_width.solve(pss, k, time_limit=_TIER_SEARCH_SHARE * time_limit,
                                            start=start)
             except BudgetExceeded:     # a moral graph whose core is past the exact decisions
-                tiered = None
+                pass
             if tiered is not None and tiered.status == "optimal":
                 return _proved_by_tiers(tiered, pss, fam, start_rows, relaxation, started)
         if not progress:
@@ -666,9 +666,7 @@ def solve(pss: ParentSetScores, *, k: int | None = None, time_limit: float = 60.
         if unbounded is not None:
             stats["unbounded_optimum"] = unbounded.score
         if tiered is not None:
-            stats["tier_search"] = {"seconds": tiered.stats["seconds"],
-                                    "nodes": tiered.stats["nodes"], "score": tiered.score,
-                                    "upper_bound": tiered.upper_bound, "status": tiered.status}
+            stats["tier_search"] = _tier_search_stats(tiered)
         if not abs(stats["root_bound"]) < 1e19:     # the root was cut off: its bound is optimal
             stats["root_bound"] = bound
         stats["root_gap"] = relative_gap(score, stats["root_bound"])
@@ -886,15 +884,19 @@ def _proved_by_tiers(tiered: LearnResult, pss: ParentSetScores, fam: _Families, 
              "solver": "none: proved by the search over the tiers' orders",
              "history": tiered.stats["history"],
              "start_score": float(fam.score[start_rows].sum()),
-             "tier_search": {"seconds": tiered.stats["seconds"], "nodes": tiered.stats["nodes"],
-                             "score": tiered.score, "upper_bound": tiered.upper_bound,
-                             "status": tiered.status}}
+             "tier_search": _tier_search_stats(tiered)}
     if relaxation is not None:
         stats["relaxation"] = _relaxation_stats(relaxation)
     return LearnResult(network=fit_to_scores(pss, tiered.parents, "ilp"), score=tiered.score,
                        status="optimal", stats=stats, parents=tiered.parents,
                        elimination_order=tiered.elimination_order, width=tiered.width,
                        upper_bound=tiered.upper_bound, gap_percent=0.0, knowledge=pss.knowledge)
+
+
+def _tier_search_stats(tiered: LearnResult) -> dict:
+    """What ``stats["tier_search"]`` records of exact_width's search over the tiers' orders."""
+    return {"seconds": tiered.stats["seconds"], "nodes": tiered.stats["nodes"],
+            "score": tiered.score, "upper_bound": tiered.upper_bound, "status": tiered.status}
 
 
 def _sink_heuristic(pyscipopt, fam: _Families, xs, k, order_vars, arc):
