@@ -115,14 +115,64 @@ def test_bool_rows_round_trip_through_bitsets_as_python_integers(rows, n, seed):
     assert np.array_equal(to_bool_rows(words, n), bools)
 
 
-def test_auto_order_stops_at_the_greedy_orders_when_far_over_the_budget():
+def test_auto_order_gives_up_on_greedy_orders_far_over_the_budget():
     grid = nx.grid_2d_graph(20, 20)
-    two = {v: 2 for v in grid}
-    greedy = min(graphs.elimination_cost(grid, graphs.elimination_order(grid, method=method,
-                                                                        weights=two))[::-1]
-                 for method in ("min-degree", "min-fill", "weighted-min-fill", "min-size"))
-    stopped = graphs.elimination_order(grid, method="auto", stop_above=1.0)
-    assert graphs.elimination_cost(grid, stopped)[::-1] == greedy
-    # without the stop the sweeps find an order near the row-by-row one (width 20)
-    assert graphs.elimination_cost(grid, graphs.elimination_order(grid,
-                                                                  method="auto"))[0] < greedy[1]
+    greedy = min(graphs.elimination_cost(grid, graphs.elimination_order(grid, method=method))[1]
+                 for method in ("min-degree", "min-fill"))
+    stopped = graphs.elimination_order(grid, method="auto", stop_above=1e3)
+    assert sorted(stopped) == sorted(grid)
+    assert graphs.elimination_cost(grid, stopped)[1] > 1e3
+    # a stop above the greedy orders' tables keeps them, then sweeps (width near 20)
+    kept = graphs.elimination_order(grid, method="auto", stop_above=2 * greedy)
+    assert graphs.elimination_cost(grid, kept)[1] <= greedy
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 40), st.floats(0.05, 0.5), st.integers(0, 3), st.floats(1.0, 12.0),
+       st.integers(0, 2**31))
+def test_greedy_elimination_gives_up_only_past_its_cap_and_keeps_its_steps_until_then(
+        n, density, kind, cap, seed):
+    graph = nx.gnp_random_graph(n, density, seed=seed)
+    adj = graphs._bitset_rows(graph, list(graph.nodes))
+    weights = np.random.default_rng(seed).integers(2, 4, n).astype(float)
+    whole, width, entries = graphs.greedy_elimination(adj, kind, weights, 0.0, 0,
+                                                      graphs._NO_ORDER)
+    capped, c_width, c_entries = graphs.greedy_elimination(
+        adj, kind, weights, 0.0, 0, graphs._NO_ORDER, np.zeros(0, np.bool_), cap)
+    assert sorted(capped) == list(range(n))
+    sizes = [np.log(weights[v]) + sum(np.log(weights[u]) for u in nbrs)
+             for v, nbrs in naive_cliques(graph, whole)]
+    over = [k for k, size in enumerate(sizes) if size > cap + 1e-9]
+    if not over:
+        assert (list(capped), c_width, c_entries) == (list(whole), width, entries)
+    elif all(size < cap - 1e-9 or size > cap + 1e-9 for size in sizes):
+        assert (c_width, c_entries) == (n, np.inf)
+        assert list(capped[:over[0] + 1]) == list(whole[:over[0] + 1])
+
+
+def naive_cliques(graph, order):
+    """Each vertex of ``order`` with its neighbours when it is eliminated."""
+    g = nx.Graph(graph)
+    for v in order:
+        nbrs = list(g[v])
+        g.add_edges_from((a, b) for i, a in enumerate(nbrs) for b in nbrs[i + 1:])
+        g.remove_node(v)
+        yield v, nbrs
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 40), st.floats(0.05, 0.6), st.sampled_from([1.0, 2.0, 3.0]),
+       st.integers(0, 2**31))
+def test_equal_weights_make_weighted_min_fill_and_min_size_repeat_min_fill_and_min_degree(
+        n, density, weight, seed):
+    graph = nx.gnp_random_graph(n, density, seed=seed)
+    adj = graphs._bitset_rows(graph, list(graph.nodes))
+    weights = np.full(n, weight)
+
+    def run(kind):
+        order, width, entries = graphs.greedy_elimination(adj, kind, weights, 0.0, 0,
+                                                          graphs._NO_ORDER)
+        return list(order), width, entries
+
+    assert run(graphs._KIND["weighted-min-fill"]) == run(graphs._KIND["min-fill"])
+    assert run(graphs._KIND["min-size"]) == run(graphs._KIND["min-degree"])

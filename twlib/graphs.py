@@ -247,7 +247,7 @@ def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
 
 @nb.njit(cache=True)
 def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
-                       late=np.zeros(0, np.bool_)):
+                       late=np.zeros(0, np.bool_), give_up_above=np.inf):
     """One greedy elimination of the graph with bitset rows ``adj0`` (uint64,
     one row per vertex): repeatedly eliminate the vertex of least cost
     (``kind``: 0 min-fill, 1 min-degree, 2 weighted min-fill, 3 min-size).  Ties
@@ -255,7 +255,11 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
     each cost by a random factor in ``[1, 1 + jitter)`` (seeded by ``random_state``), and breaks
     exact ties at random, so repeated runs explore other orders.  A non-empty
     ``fixed`` order is followed instead (to measure it).  Vertices flagged in
-    ``late`` (when given) wait until every other vertex is eliminated.
+    ``late`` (when given) wait until every other vertex is eliminated.  Once a
+    clique's log table size exceeds ``give_up_above`` the order is finished
+    with the vertices left in index order, and ``(order, n, inf)`` returned: a
+    caller that only asks whether the tree fits skips the dense steps at the
+    end, which cost the most.
 
     Returns ``(order, width, entries)``: ``entries`` is the total table size
     of the junction tree's maximal cliques, with ``weight`` the number of
@@ -312,6 +316,13 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
         log_table[v] = log_weight[v]
         for i in range(m):
             log_table[v] += log_weight[nbr[i]]
+        if log_table[v] > give_up_above:
+            k = step + 1
+            for u in range(n):
+                if not done[u]:
+                    order[k] = u
+                    k += 1
+            return order, n, np.inf
         # refresh the costs the elimination can change
         n_around = 0
         for i in range(m if greedy else 0):
@@ -391,8 +402,9 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     ``random_state`` when no ``time_limit`` stops it early.  Nodes in ``last``
     come after all the others (the constrained orders of marginal MAP, which
     must sum out the other variables before maximising over these).  With
-    ``stop_above``, "auto" returns the best of the four greedy orders at once
-    when it needs more table entries than that: the sweeps and restarts shrink
+    ``stop_above``, "auto" returns at once when every greedy order needs more
+    table entries than that (each stops at its first clique over it, and the
+    order returned is finished arbitrarily): the sweeps and restarts shrink
     a tree by small factors, not by orders of magnitude, so a caller that only
     asks whether a tree fits its budget passes a large multiple of the budget.
     ``sweeps=False`` leaves out the spectral sweeps (an eigen-decomposition of
@@ -422,8 +434,14 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         return [nodes[i] for i in order]
     started = time.perf_counter()
     best = None
-    for kind in range(len(ORDER_HEURISTICS)):
-        order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER, late)
+    give_up = np.inf if stop_above is None else math.log(stop_above)
+    # with equal weights, weighted min-fill and min-size rank the vertices as
+    # min-fill and min-degree do, and would repeat their orders
+    kinds = range(len(ORDER_HEURISTICS)) if np.ptp(w) > 0 else (_KIND["min-fill"],
+                                                                 _KIND["min-degree"])
+    for kind in kinds:
+        order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER, late,
+                                                   give_up)
         if best is None or (entries, width) < best[:2]:
             best = (entries, width, order)
     if stop_above is not None and best[0] > stop_above:
