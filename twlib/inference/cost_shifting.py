@@ -203,7 +203,7 @@ def _bound(count, offset, size, values):
 
 @nb.njit(cache=True)
 def _scratch(arity, inc_ptr):
-    """Work arrays for :func:`_star_update`: max-marginals per table and their sum."""
+    """Work arrays for :func:`_star_updates`: max-marginals per table and their sum."""
     top, most = 1, 1
     for x in range(arity.shape[0]):
         top = max(top, arity[x])
@@ -215,10 +215,8 @@ def _scratch(arity, inc_ptr):
 def _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, sweeps):
     """``sweeps`` rounds of star updates over every variable in turn, in place."""
     m, total = _scratch(arity, inc_ptr)
-    for _ in range(sweeps):
-        for x in range(arity.shape[0]):
-            _star_update(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
-                         m, total)
+    _star_updates(np.arange(arity.shape[0]), sweeps, stride, offset, size, values, arity,
+                  inc_ptr, inc_table, inc_slot, m, total)
 
 
 @nb.njit(cache=True)
@@ -240,14 +238,13 @@ def conditioned_bound(fixed, assign, count, stride, offset, size, values, work, 
         if fixed[x]:
             _clamp(x, assign[x], stride, offset, size, work, arity, inc_ptr, inc_table, inc_slot)
     m, total = _scratch(arity, inc_ptr)
+    free = np.flatnonzero(~fixed)
     bound = _bound(count, offset, size, work)
     for _ in range(sweeps):
         if bound <= target:
             break
-        for x in range(arity.shape[0]):
-            if not fixed[x]:
-                _star_update(x, stride, offset, size, work, arity, inc_ptr, inc_table,
-                             inc_slot, m, total)
+        _star_updates(free, 1, stride, offset, size, work, arity, inc_ptr, inc_table,
+                      inc_slot, m, total)
         after = _bound(count, offset, size, work)
         if not bound - after > 1e-6 * max(1.0, abs(after)):
             bound = min(bound, after)
@@ -293,10 +290,8 @@ def rounded_assignment(fixed, assign, count, stride, offset, size, work, arity, 
             clamped[x] = True
             _clamp(x, assign[x], stride, offset, size, work, arity, inc_ptr, inc_table, inc_slot)
         free = np.array([x for x in free if not clamped[x]], dtype=np.int64)
-        for _ in range(sweeps):
-            for x in free:
-                _star_update(x, stride, offset, size, work, arity, inc_ptr, inc_table,
-                             inc_slot, m, total)
+        _star_updates(free, sweeps, stride, offset, size, work, arity, inc_ptr, inc_table,
+                      inc_slot, m, total)
 
 
 @nb.njit(cache=True)
@@ -314,58 +309,62 @@ def _clamp(x, keep, stride, offset, size, values, arity, inc_ptr, inc_table, inc
 @nb.njit(cache=True)
 def _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
                    total):
-    """Each table's max-marginal over ``x`` into ``m[k]``, their sum into ``total``."""
+    """Each table's max-marginal over ``x`` into ``m[k]``, their sum into ``total``.
+
+    Written as explicit loops over the entries where ``x = a`` (runs of
+    ``step`` entries, every ``arity * step``): slice assignments cost more than
+    the few entries of a typical table.
+    """
     ax = arity[x]
-    total[:ax] = 0.0
+    for a in range(ax):
+        total[a] = 0.0
     for k in range(inc_ptr[x + 1] - inc_ptr[x]):
         t = inc_table[inc_ptr[x] + k]
         step = stride[inc_slot[inc_ptr[x] + k]]
-        m[k, :ax] = -np.inf
-        # the entries where x = a: runs of `step` entries, every ax * step
-        for start in range(offset[t], offset[t] + size[t], ax * step):
-            e = start
-            for a in range(ax):
-                top_a = m[k, a]
-                for _ in range(step):
+        end = offset[t] + size[t]
+        for a in range(ax):
+            top_a = -np.inf
+            for start in range(offset[t] + a * step, end, ax * step):
+                for e in range(start, start + step):
                     if values[e] > top_a:
                         top_a = values[e]
-                    e += 1
-                m[k, a] = top_a
-        for a in range(ax):
-            total[a] += m[k, a]
+            m[k, a] = top_a
+            total[a] += top_a
 
 
 @nb.njit(cache=True)
-def _star_update(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
-                 total):
-    """The star update of variable ``x``, in place (``m``, ``total``: scratch)."""
-    deg = inc_ptr[x + 1] - inc_ptr[x]
-    if deg < 2:
-        return
-    ax = arity[x]
-    _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
-                   total)
-    feasible = False
-    for a in range(ax):
-        if total[a] > -np.inf:
-            feasible = True
-    if not feasible:               # the evidence is impossible: nothing to shift
-        return
-    for k in range(deg):
-        t = inc_table[inc_ptr[x] + k]
-        step = stride[inc_slot[inc_ptr[x] + k]]
-        for start in range(offset[t], offset[t] + size[t], ax * step):
-            e = start
+def _star_updates(xs, sweeps, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
+                  m, total):
+    """``sweeps`` rounds of the star update of each variable of ``xs`` in
+    turn, in place (``m``, ``total``: scratch).  One call for them all: a call
+    per variable would cost as much as its update."""
+    for _ in range(sweeps):
+        for x in xs:
+            deg = inc_ptr[x + 1] - inc_ptr[x]
+            if deg < 2:
+                continue
+            ax = arity[x]
+            _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table,
+                           inc_slot, m, total)
+            feasible = False
             for a in range(ax):
-                if total[a] == -np.inf:
-                    for _ in range(step):
-                        values[e] = -np.inf
-                        e += 1
-                else:
-                    shift = total[a] / deg - m[k, a]
-                    for _ in range(step):
-                        values[e] += shift
-                        e += 1
+                if total[a] > -np.inf:
+                    feasible = True
+            if not feasible:               # the evidence is impossible: nothing to shift
+                continue
+            for k in range(deg):
+                t = inc_table[inc_ptr[x] + k]
+                step = stride[inc_slot[inc_ptr[x] + k]]
+                end = offset[t] + size[t]
+                for a in range(ax):
+                    impossible = total[a] == -np.inf
+                    shift = 0.0 if impossible else total[a] / deg - m[k, a]
+                    for start in range(offset[t] + a * step, end, ax * step):
+                        for e in range(start, start + step):
+                            if impossible:
+                                values[e] = -np.inf
+                            else:
+                                values[e] += shift
 
 
 @nb.njit(cache=True)
