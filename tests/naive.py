@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import networkx as nx
 import numpy as np
 
 
@@ -251,3 +252,17 @@ def random_factor_model(rng, n_vars, n_factors, largest, scale=1.0, zeros=0.0):
         values[rng.random(values.shape) < zeros] = 0.0
         factors.append(Factor(scope, values))
     return FactorModel(names, states, factors)
+
+
+def low_degree_core(graph, max_degree=2):
+    """The vertices left once every vertex of at most ``max_degree`` neighbours
+    is removed, repeatedly, its neighbours joined into a clique (the order does
+    not matter: no removal raises a degree)."""
+    g = nx.Graph(graph)
+    while True:
+        low = [v for v in g if g.degree(v) <= max_degree]
+        if not low:
+            return set(g)
+        nbrs = list(g[low[0]])
+        g.add_edges_from((a, b) for i, a in enumerate(nbrs) for b in nbrs[i + 1:])
+        g.remove_node(low[0])

@@ -91,14 +91,22 @@ class FactorModel:
     """A distribution proportional to a product of non-negative factors.
 
     Markov networks (UAI ``MARKOV`` files) are such models; a Bayesian network
-    is one whose factors are its CPTs (:meth:`from_network`).
+    is one whose factors are its CPTs (:meth:`from_network`).  Each factor is
+    checked (known variables, their shape, finite and non-negative) unless
+    ``check=False``, for a caller that derives them from a checked model's.
     """
 
-    def __init__(self, variables, states: dict, factors, *, name: str = "model"):
+    def __init__(self, variables, states: dict, factors, *, name: str = "model",
+                 check: bool = True):
         self.variables = list(variables)
         self._states = {v: list(states[v]) for v in self.variables}
         self.factors = list(factors)
         self.name = name
+        if check:
+            self._check()
+
+    def _check(self):
+        """Every factor over known variables, of their shape, non-negative and finite."""
         known = set(self.variables)
         for f in self.factors:
             unknown = set(f.variables) - known

@@ -10,8 +10,6 @@ flattened the same way (:func:`flat_lists`).
 """
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
 
@@ -34,15 +32,18 @@ def flat_tables(tables):
     """
     ptr, var, stride, offset, total = [0], [], [], [], 0
     for scope, values in tables:
-        shape = np.shape(values)
         var.extend(scope)
-        stride.extend(math.prod(shape[k + 1:]) for k in range(len(shape)))
+        steps, step = [], 1
+        for size in reversed(np.shape(values)):
+            steps.append(step)
+            step *= size
+        stride.extend(reversed(steps))
         ptr.append(len(var))
         offset.append(total)
-        total += math.prod(shape)
-    flat = np.empty(total)
-    for (_, values), start in zip(tables, offset):      # one copy: the messages can be large
-        flat[start:start + np.size(values)] = np.ravel(values)
+        total += step
+    # one copy: the messages can be large
+    flat = (np.concatenate([np.ravel(values) for _, values in tables], dtype=float) if tables
+            else np.empty(0))
     return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
             np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
 

@@ -96,7 +96,7 @@ def log_tables(model, evidence=None):
     tables = []
     with np.errstate(divide="ignore"):
         for f in model.factors:
-            reduced = f.reduce(ev)
+            reduced = f.reduce(ev) if ev and not ev.keys().isdisjoint(f.variables) else f
             tables.append((tuple(index[v] for v in reduced.variables),
                            np.log(np.asarray(reduced.values, dtype=float))))
     return tables, arity, {index[v]: s for v, s in ev.items()}

@@ -22,10 +22,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from .. import clock
 from ..factors import Factor, FactorModel, as_factor_model
+from .flat import flat_tables
 from .minibucket import log_tables, merged_tables
 from .results import MPEResult
 
@@ -126,77 +128,239 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     """
     model = as_factor_model(model)
     tables, arity, ev = log_tables(model, evidence)
-    constant = 0.0
-    scopes, values, holding = {}, {}, [set() for _ in range(len(arity))]
+    constant, kept = 0.0, []
     for scope, logs in merged_tables(tables):
-        if not scope:
+        if scope:
+            kept.append((scope, logs))
+        else:
             constant += float(logs)
-            continue
-        key = frozenset(scope)
-        scopes[key], values[key] = tuple(scope), logs
-        for v in scope:
-            holding[v].add(key)
     if constant == -math.inf:
         return None
-    left = set(range(len(arity))) - set(ev)
+    candidate = np.ones(len(arity), dtype=np.bool_)
+    candidate[list(ev)] = False
+    ptr, var, _, offset, values = flat_tables(kept)
+    (more, possible, t_ptr, t_var, t_offset, t_values, alive, e_var, e_nbr, e_offset,
+     e_values) = _eliminated(ptr, var, offset, values, arity, candidate, max_degree)
+    constant += more
+    if not possible:
+        return None
+    names = model.variables
     eliminated = []
-    queue = sorted(left)
-    while queue:
-        x = queue.pop()
-        if x not in left:
-            continue
-        neighbours = sorted({v for key in holding[x] for v in key} - {x})
-        if len(neighbours) > max_degree:
-            continue
-        around = (x, *neighbours)
-        table = np.zeros([int(arity[v]) for v in around])
-        for key in holding[x]:
-            table = table + _spread(values.pop(key), scopes.pop(key), around)
-            for v in key:
-                if v != x:
-                    holding[v].discard(key)
-        holding[x].clear()
-        left.discard(x)
-        eliminated.append((model.variables[x], [model.variables[v] for v in neighbours], table))
-        best = table.max(axis=0)
-        if not neighbours:
-            constant += float(best)
-            if constant == -math.inf:
-                return None
-            continue
-        key = frozenset(neighbours)
-        if key in scopes:
-            values[key] = values[key] + _aligned(best, tuple(neighbours), scopes[key])
-        else:
-            scopes[key], values[key] = tuple(neighbours), best
-            for v in neighbours:
-                holding[v].add(key)
-        queue.extend(v for v in neighbours if v in left)
+    for k, x in enumerate(e_var):
+        around = [x] + [v for v in e_nbr[k] if v >= 0]
+        eliminated.append((names[x], [names[v] for v in around[1:]],
+                           e_values[e_offset[k]:e_offset[k + 1]].reshape(arity[around])))
+    live = np.flatnonzero(alive)
+    tops, scaled, representable = _peaks_out(live, t_offset, t_values, _SPAN)
+    if not representable:
+        return None
+    constant += float(tops.sum())
     factors = []
-    for key, scope in scopes.items():
-        logs = values[key]
-        top = float(logs.max())
-        if top == -math.inf:
-            return None
-        if np.any(np.isfinite(logs) & (logs < top - _SPAN)):
-            return None
-        constant += top
-        factors.append(Factor(tuple(model.variables[v] for v in scope), np.exp(logs - top)))
-    names = [v for k, v in enumerate(model.variables) if k in left]
-    reduced = FactorModel(names, {v: model.states(v) for v in names}, factors, name=model.name)
-    fixed = {model.variables[k]: s for k, s in ev.items()}
+    for t in live:
+        scope = t_var[t_ptr[t]:t_ptr[t + 1]]
+        factors.append(Factor(tuple(names[v] for v in scope),
+                              scaled[t_offset[t]:t_offset[t + 1]].reshape(arity[scope])))
+    left = set(np.flatnonzero(candidate)) - set(e_var.tolist())
+    kept_names = [v for k, v in enumerate(names) if k in left]
+    # the tables come from the model's, checked when it was made
+    reduced = FactorModel(kept_names, {v: model.states(v) for v in kept_names}, factors,
+                          name=model.name, check=False)
+    fixed = {names[k]: s for k, s in ev.items()}
     return Presolved(reduced, constant, fixed, eliminated)
 
 
-def _aligned(logs, scope, target):
-    """Table ``logs`` over ``scope`` with its axes in the order of ``target``
-    (the same variables)."""
-    return np.transpose(logs, [scope.index(v) for v in target])
+@nb.njit(cache=True)
+def _grown(a, need):
+    """``a``, or a copy with room for at least ``need`` entries (twice as many)."""
+    if need <= a.shape[0]:
+        return a
+    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
 
 
-def _spread(logs, scope, around):
-    """Table ``logs`` over ``scope`` (a subset of ``around``) as an array that
-    broadcasts over ``around``."""
-    inner = [v for v in around if v in scope]
-    shape = [logs.shape[scope.index(v)] if v in scope else 1 for v in around]
-    return _aligned(logs, scope, inner).reshape(shape)
+@nb.njit(cache=True)
+def _entry(e, sizes, strides, count):
+    """The offset, at ``strides``, of entry ``e`` of a C-ordered table of
+    ``sizes`` (the first ``count`` axes)."""
+    at = 0
+    for p in range(count - 1, -1, -1):
+        at += (e % sizes[p]) * strides[p]
+        e //= sizes[p]
+    return at
+
+
+@nb.njit(cache=True)
+def _eliminated(ptr, var, offset, values, arity, candidate, max_degree):
+    """The elimination of :func:`eliminate_low_degree` on flat log tables
+    (C-ordered, over distinct sets of variables), compiled.  Variables come
+    off a stack, the highest index first, and each one's neighbours go on it
+    once it is eliminated.  The tables live in arrays that grow, new ones
+    appended, and each variable's tables are a linked list of incidences.
+
+    Returns ``(constant, possible, t_ptr, t_var, t_offset, t_values, alive,
+    e_var, e_nbr, e_offset, e_values)``: the log value added (``possible``
+    False when it is ``-inf``), the tables (those not ``alive`` were summed
+    into an elimination), and each variable maximised out with its
+    neighbours (-1 past them) and its table over ``(variable, *neighbours)``.
+    """
+    n, n_tab = arity.shape[0], ptr.shape[0] - 1
+    t_ptr, t_var = ptr.copy(), var.copy()
+    t_offset = np.append(offset, values.shape[0])
+    t_values = values.copy()
+    alive = np.ones(n_tab, dtype=np.bool_)
+    head = np.full(n, -1, dtype=np.int64)
+    nxt = np.empty(var.shape[0] + max_degree * n, dtype=np.int64)
+    itab = np.empty(var.shape[0] + max_degree * n, dtype=np.int64)
+    n_inc = 0
+    for t in range(n_tab):
+        for j in range(ptr[t], ptr[t + 1]):
+            itab[n_inc], nxt[n_inc], head[var[j]] = t, head[var[j]], n_inc
+            n_inc += 1
+    left = candidate.copy()
+    stack = np.flatnonzero(candidate)
+    top = stack.shape[0]
+    e_var = np.empty(n, dtype=np.int64)
+    e_nbr = np.full((n, max_degree), -1, dtype=np.int64)
+    e_offset = np.zeros(n + 1, dtype=np.int64)
+    e_values = np.empty(max(1, values.shape[0]))
+    n_elim, constant, possible = 0, 0.0, True
+    around = np.empty(max_degree + 1, dtype=np.int64)     # x, then its neighbours
+    sizes = np.empty(max_degree + 1, dtype=np.int64)
+    strides = np.empty(max_degree + 1, dtype=np.int64)
+    own = np.empty(max_degree + 1, dtype=np.int64)
+    while top > 0 and possible:
+        top -= 1
+        x = stack[top]
+        if not left[x]:
+            continue
+        around[0], m = x, 0
+        k = head[x]
+        while k >= 0 and m <= max_degree:
+            t = itab[k]
+            for j in range(t_ptr[t], t_ptr[t + 1] if alive[t] else t_ptr[t]):
+                seen = False
+                for i in range(m + 1):
+                    seen = seen or around[i] == t_var[j]
+                if not seen and m <= max_degree:
+                    m += 1
+                    if m <= max_degree:
+                        around[m] = t_var[j]
+            k = nxt[k]
+        if m > max_degree:
+            continue
+        around[1:m + 1] = np.sort(around[1:m + 1])
+        size = 1
+        for i in range(m + 1):
+            sizes[i] = arity[around[i]]
+            size *= sizes[i]
+        # the sum of x's tables over (x, *neighbours), C-ordered
+        table = np.zeros(size)
+        k = head[x]
+        while k >= 0:
+            t = itab[k]
+            if alive[t]:
+                alive[t] = False
+                strides[:m + 1] = 0
+                step = 1
+                for j in range(t_ptr[t + 1] - 1, t_ptr[t] - 1, -1):
+                    for i in range(m + 1):
+                        if around[i] == t_var[j]:
+                            strides[i] = step
+                    step *= arity[t_var[j]]
+                for e in range(size):
+                    table[e] += t_values[t_offset[t] + _entry(e, sizes, strides, m + 1)]
+            k = nxt[k]
+        left[x] = False
+        e_var[n_elim] = x
+        e_nbr[n_elim, :m] = around[1:m + 1]
+        e_values = _grown(e_values, e_offset[n_elim] + size)
+        e_values[e_offset[n_elim]:e_offset[n_elim] + size] = table
+        e_offset[n_elim + 1] = e_offset[n_elim] + size
+        n_elim += 1
+        rest = size // sizes[0]
+        best = np.full(rest, -np.inf)
+        for a in range(sizes[0]):
+            for j in range(rest):
+                best[j] = max(best[j], table[a * rest + j])
+        if m == 0:
+            constant += best[0]
+            possible = constant > -np.inf
+            continue
+        found = _table_over(around[1:m + 1], head, nxt, itab, alive, t_ptr, t_var)
+        if found >= 0:
+            # added into it along its own axis order: best's stride of each
+            step = 1
+            for i in range(m, 0, -1):
+                own[i] = step
+                step *= sizes[i]
+            for j in range(t_ptr[found], t_ptr[found + 1]):
+                sizes[j - t_ptr[found]] = arity[t_var[j]]
+                for i in range(1, m + 1):
+                    if around[i] == t_var[j]:
+                        strides[j - t_ptr[found]] = own[i]
+            for e in range(rest):
+                t_values[t_offset[found] + e] += best[_entry(e, sizes, strides, m)]
+        else:
+            alive = _grown(alive, n_tab + 1)
+            alive[n_tab] = True
+            t_ptr = _grown(t_ptr, n_tab + 2)
+            t_ptr[n_tab + 1] = t_ptr[n_tab] + m
+            t_var = _grown(t_var, t_ptr[n_tab + 1])
+            t_var[t_ptr[n_tab]:t_ptr[n_tab + 1]] = around[1:m + 1]
+            t_offset = _grown(t_offset, n_tab + 2)
+            t_offset[n_tab + 1] = t_offset[n_tab] + rest
+            t_values = _grown(t_values, t_offset[n_tab + 1])
+            t_values[t_offset[n_tab]:t_offset[n_tab + 1]] = best
+            for i in range(1, m + 1):
+                itab[n_inc], nxt[n_inc], head[around[i]] = n_tab, head[around[i]], n_inc
+                n_inc += 1
+            n_tab += 1
+        for i in range(1, m + 1):
+            if left[around[i]]:
+                stack = _grown(stack, top + 1)
+                stack[top] = around[i]
+                top += 1
+    return (constant, possible, t_ptr[:n_tab + 1], t_var, t_offset[:n_tab + 1], t_values,
+            alive[:n_tab], e_var[:n_elim], e_nbr[:n_elim], e_offset[:n_elim + 1], e_values)
+
+
+@nb.njit(cache=True)
+def _peaks_out(live, t_offset, t_values, span):
+    """``(tops, scaled, representable)``: each table of ``live``'s largest log
+    value, its entries as ``exp(log - largest)``, and False (at the first)
+    when a table is all ``-inf`` or has an entry more than ``span`` below its
+    largest, which would round to zero."""
+    tops = np.empty(live.shape[0])
+    scaled = np.empty(t_offset[-1])
+    for i, t in enumerate(live):
+        top = -np.inf
+        for e in range(t_offset[t], t_offset[t + 1]):
+            top = max(top, t_values[e])
+        if top == -np.inf:
+            return tops, scaled, False
+        for e in range(t_offset[t], t_offset[t + 1]):
+            if t_values[e] > -np.inf and t_values[e] < top - span:
+                return tops, scaled, False
+            scaled[e] = math.exp(t_values[e] - top)
+        tops[i] = top
+    return tops, scaled, True
+
+
+@nb.njit(cache=True)
+def _table_over(scope, head, nxt, itab, alive, t_ptr, t_var):
+    """The live table over exactly the variables of ``scope`` (in any order), or -1."""
+    k = head[scope[0]]
+    while k >= 0:
+        t = itab[k]
+        if alive[t] and t_ptr[t + 1] - t_ptr[t] == scope.shape[0]:
+            same = True
+            for j in range(t_ptr[t], t_ptr[t + 1]):
+                inside = False
+                for v in scope:
+                    inside = inside or t_var[j] == v
+                same = same and inside
+            if same:
+                return t
+        k = nxt[k]
+    return -1
