@@ -176,3 +176,15 @@ def test_equal_weights_make_weighted_min_fill_and_min_size_repeat_min_fill_and_m
 
     assert run(graphs._KIND["weighted-min-fill"]) == run(graphs._KIND["min-fill"])
     assert run(graphs._KIND["min-size"]) == run(graphs._KIND["min-degree"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 30), st.floats(0.05, 0.5), st.sampled_from(graphs.ORDER_METHODS),
+       st.integers(0, 2**31))
+def test_an_order_with_its_cost_is_the_cost_measured_again(n, density, method, seed):
+    graph = nx.gnp_random_graph(n, density, seed=seed)
+    weights = {v: int(k) for v, k in zip(graph, np.random.default_rng(seed).integers(2, 4, n))}
+    order, width, entries = graphs.elimination_order(graph, method=method, weights=weights,
+                                                     with_cost=True)
+    assert order == graphs.elimination_order(graph, method=method, weights=weights)
+    assert (width, entries) == pytest.approx(graphs.elimination_cost(graph, order, weights))

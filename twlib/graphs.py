@@ -382,7 +382,7 @@ def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
 def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                       restarts: int | None = None, time_limit: float | None = None,
                       random_state=0, last=(), stop_above: float | None = None,
-                      sweeps: bool = True) -> list:
+                      sweeps: bool = True, with_cost: bool = False):
     """An elimination order of ``graph``, by greedy heuristics (compiled).
 
     Each heuristic repeatedly eliminates the node that is cheapest now:
@@ -409,6 +409,10 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     asks whether a tree fits its budget passes a large multiple of the budget.
     ``sweeps=False`` leaves out the spectral sweeps (an eigen-decomposition of
     the graph's Laplacian each), for a caller that orders many graphs.
+    ``with_cost=True`` returns ``(order, width, entries)``, the order's
+    :func:`elimination_cost` as the search measured it (``(n, inf)`` for an
+    order that ``stop_above`` cut short), so that a caller need not measure it
+    again.
 
     >>> elimination_order(nx.path_graph(4), method="min-degree")
     [0, 1, 2, 3]
@@ -422,7 +426,7 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         raise InputError(f"method must be one of {ORDER_METHODS}, got {method!r}")
     nodes = list(graph.nodes)
     if not nodes:
-        return []
+        return ([], 0, 0.0) if with_cost else []
     w = _node_weights(nodes, weights, required=method == "weighted-min-fill")
     adj = _bitset_rows(graph, nodes)
     unknown = set(last) - set(nodes)
@@ -430,8 +434,9 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         raise InputError(f"last names nodes not in the graph: {sorted(map(str, unknown))}")
     late = np.array([v in set(last) for v in nodes], dtype=np.bool_)
     if method != "auto":
-        order, _, _ = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER, late)
-        return [nodes[i] for i in order]
+        order, width, entries = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER,
+                                                   late)
+        return _named(nodes, order, width, entries, with_cost)
     started = time.perf_counter()
     best = None
     give_up = np.inf if stop_above is None else math.log(stop_above)
@@ -445,7 +450,7 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         if best is None or (entries, width) < best[:2]:
             best = (entries, width, order)
     if stop_above is not None and best[0] > stop_above:
-        return [nodes[i] for i in best[2]]
+        return _named(nodes, best[2], best[1], best[0], with_cost)
     if (sweeps and best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES
             and not late.any()):
         for order in _spectral_sweeps(graph, nodes):
@@ -462,7 +467,13 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                                                    int(rng.integers(2**31)), _NO_ORDER, late)
         if (entries, width) < best[:2]:
             best = (entries, width, order)
-    return [nodes[i] for i in best[2]]
+    return _named(nodes, best[2], best[1], best[0], with_cost)
+
+
+def _named(nodes, order, width, entries, with_cost):
+    """An order of node indices as the nodes, with its cost if asked for."""
+    named = [nodes[i] for i in order]
+    return (named, int(width), float(entries)) if with_cost else named
 
 
 _NO_ORDER = np.empty(0, dtype=np.int64)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from .. import clock
 from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
-from ..graphs import elimination_cost, elimination_order
+from ..graphs import elimination_order
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
                     check_memory_budget, tables_gib, tree_budget_gb)
@@ -138,11 +138,12 @@ def _tree_that_fits(model, budget_gb, time_limit):
     """
     graph = model.interaction_graph()
     weights = {v: model.arity(v) for v in model.variables}
-    order = elimination_order(graph, method="auto", weights=weights,
-                              time_limit=time_limit / 20,
-                              stop_above=FAR_OVER * budget_gb * 2**30 / 8)
+    order, _, entries = elimination_order(graph, method="auto", weights=weights,
+                                          time_limit=time_limit / 20,
+                                          stop_above=FAR_OVER * budget_gb * 2**30 / 8,
+                                          with_cost=True)
     # the order's table entries alone can rule the tree out, before its cliques are built
-    if tables_gib(elimination_cost(graph, order, weights)[1], 0) > budget_gb:
+    if tables_gib(entries, 0) > budget_gb:
         return None
     try:
         return JunctionTree(model, order=order, max_memory_gb=budget_gb)
