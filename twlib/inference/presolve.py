@@ -242,10 +242,11 @@ def _eliminated(ptr, var, offset, values, arity, candidate, max_degree):
                 seen = False
                 for i in range(m + 1):
                     seen = seen or around[i] == t_var[j]
-                if not seen and m <= max_degree:
+                if not seen:
                     m += 1
-                    if m <= max_degree:
-                        around[m] = t_var[j]
+                    if m > max_degree:          # too many: x stays
+                        break
+                    around[m] = t_var[j]
             k = nxt[k]
         if m > max_degree:
             continue
