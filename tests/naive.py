@@ -266,3 +266,16 @@ def low_degree_core(graph, max_degree=2):
         nbrs = list(g[low[0]])
         g.add_edges_from((a, b) for i, a in enumerate(nbrs) for b in nbrs[i + 1:])
         g.remove_node(low[0])
+
+
+def star_incidence(ptr, var, n_vars, count):
+    """Each variable's (table, slot) pairs among the first ``count`` flat
+    tables, in table order, as ``(inc_ptr, inc_table, inc_slot)``."""
+    around = [[] for _ in range(n_vars)]
+    for t in range(count):
+        for j in range(ptr[t], ptr[t + 1]):
+            around[var[j]].append((t, j))
+    inc_ptr = np.cumsum([0] + [len(a) for a in around]).astype(np.int64)
+    inc_table = np.array([t for a in around for t, _ in a], dtype=np.int64)
+    inc_slot = np.array([j for a in around for _, j in a], dtype=np.int64)
+    return inc_ptr, inc_table, inc_slot

@@ -408,3 +408,18 @@ def test_shifted_tables_order_their_variables_by_min_fill_when_first_asked():
     given = list(reversed(default_order(net, {"HR": "HIGH"})))
     assert [net.variables[v] for v in shifted_tables(net, {"HR": "HIGH"}, order=given).order] \
         == given
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(0, 12))
+def test_star_incidence_lists_each_variables_tables_in_table_order(seed, n_vars, n_tables):
+    from twlib.inference.cost_shifting import star_incidence
+
+    rng = np.random.default_rng(seed)
+    tables = [(tuple(rng.choice(n_vars, size=int(rng.integers(1, min(3, n_vars) + 1)),
+                                 replace=False).tolist()), None) for _ in range(n_tables)]
+    tab = flat_tables([(scope, np.zeros([2] * len(scope))) for scope, _ in tables])
+    count = int(rng.integers(0, n_tables + 1))
+    got = star_incidence(tab[0], tab[1], n_vars, count)
+    want = naive.star_incidence(tab[0], tab[1], n_vars, count)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))

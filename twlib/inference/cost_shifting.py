@@ -178,13 +178,12 @@ def star_incidence(ptr, var, n_vars: int, count: int):
     >>> [a.tolist() for a in star_incidence(tab[0], tab[1], 2, 2)]
     [[0, 1, 3], [0, 0, 1], [0, 1, 2]]
     """
-    around = [[] for _ in range(n_vars)]
-    for t in range(count):
-        for j in range(ptr[t], ptr[t + 1]):
-            around[var[j]].append((t, j))
-    inc_ptr = np.cumsum([0] + [len(a) for a in around]).astype(np.int64)
-    inc_table = np.array([t for a in around for t, _ in a], dtype=np.int64)
-    inc_slot = np.array([j for a in around for _, j in a], dtype=np.int64)
+    end = int(ptr[count])
+    # sorted by variable, stably: each variable's tables stay in table order
+    inc_slot = np.argsort(var[:end], kind="stable").astype(np.int64)
+    inc_table = np.repeat(np.arange(count, dtype=np.int64), np.diff(ptr[:count + 1]))[inc_slot]
+    inc_ptr = np.zeros(n_vars + 1, dtype=np.int64)
+    np.cumsum(np.bincount(var[:end], minlength=n_vars), out=inc_ptr[1:])
     return inc_ptr, inc_table, inc_slot
 
 
