@@ -416,9 +416,9 @@ def test_star_incidence_lists_each_variables_tables_in_table_order(seed, n_vars,
     from twlib.inference.cost_shifting import star_incidence
 
     rng = np.random.default_rng(seed)
-    tables = [(tuple(rng.choice(n_vars, size=int(rng.integers(1, min(3, n_vars) + 1)),
-                                 replace=False).tolist()), None) for _ in range(n_tables)]
-    tab = flat_tables([(scope, np.zeros([2] * len(scope))) for scope, _ in tables])
+    scopes = [tuple(rng.choice(n_vars, size=int(rng.integers(1, min(3, n_vars) + 1)),
+                               replace=False).tolist()) for _ in range(n_tables)]
+    tab = flat_tables([(scope, np.zeros([2] * len(scope))) for scope in scopes])
     count = int(rng.integers(0, n_tables + 1))
     got = star_incidence(tab[0], tab[1], n_vars, count)
     want = naive.star_incidence(tab[0], tab[1], n_vars, count)

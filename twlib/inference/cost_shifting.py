@@ -102,12 +102,15 @@ def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_
     count = len(ptr) - 1
     inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, len(arity), count)
     size = table_sizes(tab)
+    every = np.arange(len(arity))
+    m, total = _scratch(arity, inc_ptr)
     bounds = [_bound(count, offset, size, values)]
     deadline = clock.now() + time_limit
     sweeps, closed = 0, None
     while sweeps < max_sweeps:
         step = min(_SWEEPS_PER_CALL, max_sweeps - sweeps)
-        _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, step)
+        _star_updates(every, step, stride, offset, size, values, arity, inc_ptr, inc_table,
+                      inc_slot, m, total)
         sweeps += step
         bounds.append(_bound(count, offset, size, values))
         if decode:
@@ -208,14 +211,6 @@ def _scratch(arity, inc_ptr):
         top = max(top, arity[x])
         most = max(most, inc_ptr[x + 1] - inc_ptr[x])
     return np.empty((most, top)), np.empty(top)
-
-
-@nb.njit(cache=True)
-def _star_sweeps(stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, sweeps):
-    """``sweeps`` rounds of star updates over every variable in turn, in place."""
-    m, total = _scratch(arity, inc_ptr)
-    _star_updates(np.arange(arity.shape[0]), sweeps, stride, offset, size, values, arity,
-                  inc_ptr, inc_table, inc_slot, m, total)
 
 
 @nb.njit(cache=True)
