@@ -3,9 +3,10 @@
 For every bnlearn network of the data folder, evidence sets of 1-5 observed
 variables are drawn by sampling a row from the network and revealing a random
 subset of it (so every set has positive probability).  Per set, every
-variable's posterior is computed by twlib's junction tree one set at a time,
-by its batched calibration, and by pyAgrum's LazyPropagation (every posterior
-read).  Printed per network: the order's width and table entries beside
+variable's posterior is computed by twlib's junction tree one set a call (one
+thread), by ``posteriors_batch`` (the sets shared among the process's threads,
+numba's thread count), and by pyAgrum's LazyPropagation (every posterior read,
+on its default threads); the headline names both thread counts.  Printed per network: the order's width and table entries beside
 pyAgrum's junction tree, ms per set for each (the fastest of up to five
 passes over the sets, as many as fit in 0.2 s, for both), twlib's peak memory while
 answering (its tables plus the numpy allocations of a batch, traced by
@@ -252,10 +253,16 @@ def main():
     if args.csv:
         import pandas as pd
         pd.DataFrame(rows).to_csv(args.csv, index=False, float_format="%.6g")
+    import numba
+    import pyagrum as gum
+
     tenfold = sum(r >= 10 for r in singles)
     print(f"bench_inference: {len(ratios)} networks answered, {len(refused)} refused "
-          f"{refused or ''}; twlib / pyAgrum speed per set: worst {min(ratios):.2f}x, "
-          f"median {statistics.median(ratios):.2f}x (one set per call: worst {min(singles):.2f}x, "
+          f"{refused or ''}; threads: twlib's batch {numba.config.NUMBA_NUM_THREADS}, pyAgrum "
+          f"{gum.getNumberOfThreads()}; twlib / pyAgrum speed per set: worst {min(ratios):.2f}x, "
+          f"median {statistics.median(ratios):.2f}x, at least 10x on "
+          f"{sum(r >= 10 for r in ratios)} of {len(ratios)} "
+          f"(one set per call: worst {min(singles):.2f}x, "
           f"median {statistics.median(singles):.2f}x, at least 10x on {tenfold} of "
           f"{len(singles)}); MPE: pyAgrum answered "
           f"{mpe_tried - mpe_failed} of the {mpe_tried} sets it was given, twlib / pyAgrum "

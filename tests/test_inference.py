@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from twlib import BayesianNetwork, datasets, graphs, inference
-from twlib.errors import BudgetExceeded
+from twlib.errors import BudgetExceeded, InputError
 from twlib.inference import Factor, JunctionTree, ZeroEvidenceError, variable_elimination
 from twlib.network import random_network
 
@@ -162,14 +162,10 @@ def test_one_tree_answers_a_run_of_evidence_sets_as_brute_force(seed, n_vars):
         assert got.log_z == pytest.approx(math.log(pe), rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize("fused_from", [0, 1 << 30])
-def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
-    monkeypatch.setattr(inference.costs, "FUSED_FROM_ENTRIES", fused_from)
-    net = datasets.load_network("alarm")
-    jt = JunctionTree(net)
-    rng = np.random.default_rng(3)
-    sets = []
-    while len(sets) < 40:
+def alarm_sets(jt, count, seed):
+    """``count`` evidence sets of 0-4 ALARM variables, each possible."""
+    net, rng, sets = jt.net, np.random.default_rng(seed), []
+    while len(sets) < count:
         vs = rng.choice(net.variables, size=rng.integers(0, 5), replace=False)
         e = {v: net.states(v)[rng.integers(net.arity(v))] for v in vs}
         try:
@@ -177,12 +173,48 @@ def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
         except ZeroEvidenceError:
             continue
         sets.append(e)
-    posts, logs = jt.posteriors_batch(sets, chunk=7)
+    return sets
+
+
+@pytest.mark.parametrize("fused_from", [0, 1 << 30])
+def test_batched_calibration_equals_one_set_at_a_time(fused_from, monkeypatch):
+    """The numpy pass with a batch axis (soft evidence, joints, expected counts)."""
+    monkeypatch.setattr(inference.costs, "FUSED_FROM_ENTRIES", fused_from)
+    jt = JunctionTree(datasets.load_network("alarm"))
+    sets = alarm_sets(jt, 40, 3)
+    logs, posts, _ = jt._propagate(sets, asked=set(jt.net.variables))
     for b, e in enumerate(sets):
         single = jt.posteriors(e)
         assert logs[b] == pytest.approx(jt.log_probability_of_evidence(e), rel=1e-12)
-        for v in net.variables:
-            assert np.allclose(posts[v][b], single[v], atol=1e-12)
+        for v in jt.net.variables:
+            got = jt.prior[v] if posts[v] is None else posts[v][b]
+            assert np.allclose(got, single[v], atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_on_threads_answer_as_one_set_at_a_time(threads, monkeypatch):
+    """Every set of a batch gets the compiled pass's answer to the last bit,
+    however the sets are shared among threads and chunks."""
+    monkeypatch.setattr(inference.costs, "THREADED_FROM_ENTRIES", 0)
+    jt = JunctionTree(datasets.load_network("alarm"))
+    sets = alarm_sets(jt, 40, 4)
+    assert jt._thread_count(len(sets), threads) == threads
+    posts, logs = jt.posteriors_batch(sets, chunk=3, threads=threads)
+    for b, e in enumerate(sets):
+        single = jt.posteriors(e)
+        assert logs[b] == single.log_z
+        for v in jt.net.variables:
+            np.testing.assert_array_equal(posts[v][b], single[v])
+    asked = jt.net.variables[::5]
+    assert set(jt.posteriors_batch(sets, variables=asked, threads=threads)[0]) == set(asked)
+    impossible = {"PVSAT": "NORMAL", "FIO2": "LOW", "VENTALV": "ZERO"}   # a zero of the CPT
+    with pytest.raises(ZeroEvidenceError, match="evidence set 40 has probability zero"):
+        jt.posteriors_batch(sets + [impossible], threads=threads)
+    np.testing.assert_array_equal(
+        jt.log_probabilities_of_evidence(sets + [impossible], threads=threads),
+        list(logs) + [-np.inf])
+    with pytest.raises(InputError, match="threads must be a positive integer"):
+        jt.posteriors_batch(sets, threads=0)
 
 
 def renormalised(net):

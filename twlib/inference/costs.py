@@ -17,7 +17,7 @@ __all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_
            "FAR_OVER", "SEARCH_SHARE_OF_TREE", "SEARCH_AFTER_TREE_SECONDS",
            "SEARCH_FROM_QUERY_SECONDS", "MESSAGE_BYTES_PER_SECOND",
            "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "MOST_CONDITIONED_RUNS",
-           "WORK_ENTRIES", "FUSED_FROM_ENTRIES"]
+           "WORK_ENTRIES", "FUSED_FROM_ENTRIES", "THREADED_FROM_ENTRIES"]
 
 # Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
@@ -54,6 +54,11 @@ MOST_CONDITIONED_RUNS = 2**62 - 1
 WORK_ENTRIES = 1 << 20
 # From this table size (times the batch) messages are fused einsums
 FUSED_FROM_ENTRIES = 1 << 14
+# A batch of posteriors is shared among threads from this many clique-table
+# entries in all (sets times the tree's entries): at about 2 ns an entry, the
+# passes then take a few milliseconds, well above the fraction of one that
+# starting a thread pool costs
+THREADED_FROM_ENTRIES = 1 << 20
 
 
 def tables_gib(entries, largest) -> float:

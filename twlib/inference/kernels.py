@@ -18,7 +18,7 @@ import numpy as np
 
 from .table_walk import add_factor, fan_out_observed, max_out
 
-__all__ = ["flat_factors", "decode_assignments", "log_values", "hugin_one_set",
+__all__ = ["flat_factors", "decode_assignments", "log_values", "hugin_one_set", "hugin_sets",
            "max_product_prior", "max_product_one_set"]
 
 
@@ -190,8 +190,8 @@ def hugin_work(sep_off, marg_off):
 @nb.njit(cache=True)
 def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr, down_stride,
                   seps, sep_off, parents, child_ptr, children, reader, rslot, fan_ptr,
-                  fan_row_ptr, fan_rows, fan_out, marg_off, prior_marg, observed, asked,
-                  marginals, work):
+                  fan_row_ptr, fan_rows, fan_out, marg_off, prior_marg, sread, sread_stride,
+                  observed, asked, marginals, work):
     """One evidence set's Hugin propagation on the calibrated prior tree, never
     copying a table.
 
@@ -213,7 +213,10 @@ def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr,
     ``fan_row_ptr[t]:`` and offsets into one buffer, separators first,
     marginals after).  A clique without evidence whose incoming message equals
     its prior separator (relative 1e-13) keeps its prior, and so does its
-    subtree.  Every pass walks only the entries of a table that agree with
+    subtree.  A variable its reader shares with that clique's parent
+    (``sread[v]`` the reader, ``sread_stride[v]`` its stride in the
+    separator) is summed out of the message the parent sent down instead,
+    which is the separator's posterior joint.  Every pass walks only the entries of a table that agree with
     the observed variables among its axes (:func:`fan_out_observed`).
     Returns ``log P(e)`` (``-inf`` when impossible) and fills ``marginals``
     for the asked variables.
@@ -227,7 +230,7 @@ def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr,
     needed = np.zeros(n, dtype=np.bool_)
     for v in range(observed.shape[0]):
         if asked[v]:
-            _mark_up(reader[v], parents, needed)
+            _mark_up(reader[v] if sread[v] < 0 else parents[sread[v]], parents, needed)
     # factors end to end: each child's ratio up | each clique's ratio down | indicators
     f1 = 2 * S + marg_off[-1]
     factors, sent, buffer = work[:f1], work[f1:f1 + S], work[f1 + S:]
@@ -305,13 +308,37 @@ def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr,
         if not asked[v]:
             continue
         m0, m1 = marg_off[v], marg_off[v + 1]
-        if not live[reader[v]]:
+        if not live[reader[v] if sread[v] < 0 else parents[sread[v]]]:
             marginals[m0:m1] = prior_marg[m0:m1]
+            continue
+        if sread[v] >= 0:
+            marginals[m0:m1] = 0.0
+            s0, r, stride = sep_off[sread[v]], m1 - m0, sread_stride[v]
+            for s in range(sep_off[sread[v] + 1] - s0):
+                marginals[m0 + (s // stride) % r] += buffer[s0 + s]
+            marginals[m0:m1] /= marginals[m0:m1].sum()
             continue
         at = S + m0
         total = buffer[at:at + m1 - m0].sum()
         marginals[m0:m1] = buffer[at:at + m1 - m0] / total
     return log_pe
+
+
+@nb.njit(cache=True, nogil=True)
+def hugin_sets(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr, down_stride,
+               seps, sep_off, parents, child_ptr, children, reader, rslot, fan_ptr,
+               fan_row_ptr, fan_rows, fan_out, marg_off, prior_marg, sread, sread_stride,
+               observed, asked, marginals, log_pe, work):
+    """:func:`hugin_one_set` for each row of ``observed`` (a matrix of state
+    codes, -1 where missing), its marginals into that row of ``marginals`` and
+    its ``log P(e)`` into ``log_pe``.  It holds no GIL, so threads of one
+    process can share the rows of a batch, each with its own ``work``."""
+    for b in range(observed.shape[0]):
+        log_pe[b] = hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride,
+                                  down_ptr, down_stride, seps, sep_off, parents, child_ptr,
+                                  children, reader, rslot, fan_ptr, fan_row_ptr, fan_rows,
+                                  fan_out, marg_off, prior_marg, sread, sread_stride,
+                                  observed[b], asked, marginals[b], work)
 
 
 @nb.njit(cache=True)

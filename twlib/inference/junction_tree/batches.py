@@ -3,12 +3,19 @@
 Sets are cut into chunks so that one clique table of a chunk stays about
 :data:`~twlib.inference.costs.WORK_ENTRIES` entries, and the chunks go to an
 executor (:mod:`twlib.parallel`) when one is given, the tree sent once per
-worker.  Expected counts and imputation (EM, structural EM) run here.
+worker.  Posteriors and ``P(e)`` take each set through the compiled pass of a
+single query, which holds no GIL, so without an executor the chunks are shared
+among this process's threads.  Expected counts and imputation (EM, structural
+EM) run here.
 """
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from queue import SimpleQueue
 
+import numba
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -16,6 +23,7 @@ from ...errors import InputError, UnknownName
 from ...factors import ZeroEvidenceError
 from ...parallel import blocks, run_tasks, task_count
 from .. import costs
+from ..kernels import hugin_sets
 from ..results import MarginalsBatch, MPEBatch
 from .structure import per_set_normalised
 
@@ -28,12 +36,14 @@ class Batches:
     def _chunk(self, chunk):
         return chunk or max(1, costs.WORK_ENTRIES // max(t.size for t in self.tables))
 
-    def _run_chunks(self, task, evidence_sets, extra, chunk, executor, progress, desc) -> list:
+    def _run_chunks(self, task, evidence_sets, extra, chunk, executor, progress, desc,
+                    pool=None) -> list:
         """``task(tree, group, *extra)`` over the groups of chunks of the evidence
         sets (see :func:`twlib.parallel.run_tasks`), with a tqdm bar over the sets
-        when ``progress``; each answer's second item has one entry per set."""
+        when ``progress``; each answer's second item has one entry per set.
+        Without an ``executor``, a thread ``pool`` may run the chunks, one a task."""
         bar = tqdm(total=len(evidence_sets), unit="set", desc=desc, disable=not progress)
-        answers = run_tasks(executor, task, self,
+        answers = run_tasks(executor or pool, task, self,
                             [(group, *extra)
                              for group in self._chunk_groups(evidence_sets, chunk, executor)],
                             progress=lambda answer: bar.update(len(answer[1])))
@@ -49,7 +59,7 @@ class Batches:
         return blocks(parts, len(parts) if executor is None else task_count(executor))
 
     def posteriors_batch(self, evidence_sets, *, chunk: int | None = None, variables=None,
-                         progress: bool = False, executor=None):
+                         progress: bool = False, executor=None, threads: int | None = None):
         """Posteriors for many evidence sets at once.
 
         Returns a :class:`~twlib.inference.MarginalsBatch`, which unpacks as
@@ -57,11 +67,15 @@ class Batches:
         ``(len(evidence_sets), r_v)`` (an observed variable gets its indicator)
         and ``log_pe`` the natural log of ``P(e)`` per set; ``result(i)`` is set
         ``i``'s :class:`~twlib.inference.Marginals`.  ``variables``
-        limits the answer (and the work) to those variables.  Sets are processed
-        in chunks so that one clique table of a chunk holds about a million
-        entries; ``progress=True`` shows a tqdm bar over the sets.  With an
-        ``executor`` (see :mod:`twlib.parallel`) the chunks are shared out among
-        its workers, the tree sent once per worker; the answers are the same.
+        limits the answer (and the work) to those variables.  Each set goes
+        through the compiled pass of :meth:`posteriors`; in this process the
+        sets are shared among ``threads`` threads (default numba's thread
+        count, the cores it may use; 1 runs them one after another) once the
+        batch is large enough to pay for starting them.  ``progress=True``
+        shows a tqdm bar over the sets, updated per ``chunk`` of sets.  With an
+        ``executor`` (see :mod:`twlib.parallel`) the chunks are shared out
+        among its workers instead, the tree sent once per worker; the answers
+        are the same.
 
         >>> from twlib.inference import JunctionTree
         >>> from twlib.datasets import load_network
@@ -76,10 +90,49 @@ class Batches:
         if not evidence_sets:
             raise InputError("no evidence sets given")
         variables = self._asked(variables)
-        answers = self._run_chunks(_posteriors_of_parts, evidence_sets, (variables,), chunk,
-                                   executor, progress, "posteriors")
-        return MarginalsBatch({v: np.concatenate([a[0][v] for a in answers]) for v in variables},
-                              np.concatenate([a[1] for a in answers]), method="junction tree")
+        marginals, log_pe = self._compiled_sets(self._coded_sets(evidence_sets),
+                                                self._asked_mask(variables), chunk, progress,
+                                                executor, threads, "posteriors")
+        zero = np.flatnonzero(~np.isfinite(log_pe))
+        if zero.size:
+            raise ZeroEvidenceError(f"evidence set {int(zero[0])} has probability zero: "
+                                    f"{evidence_sets[int(zero[0])]}")
+        return MarginalsBatch({v: marginals[:, self._marginal_slices[v]].copy()
+                               for v in variables}, log_pe, method="junction tree")
+
+    def _compiled_sets(self, codes, asked, chunk, progress, executor, threads, desc):
+        """Marginals of the ``asked`` variables (a row per set, laid out as
+        ``_marginal_slices``; no columns when none is asked) and ``log P(e)``
+        (``-inf`` for an impossible set) of each row of ``codes``, by the
+        compiled pass, on ``executor`` or on this process's threads."""
+        self._hugin_args()                         # built once, before any thread reads it
+        scratch = None
+        count = 1
+        if executor is None:
+            # one scratch a thread, kept across its chunks: on a large tree it
+            # runs to tens of megabytes, and allocating it costs a pass
+            count = self._thread_count(len(codes), threads)
+            scratch = SimpleQueue()
+            scratch.put(self._flat["hugin_work"])
+            for _ in range(count - 1):
+                scratch.put(self._hugin_work())
+        with ThreadPoolExecutor(count) if count > 1 else nullcontext() as pool:
+            answers = self._run_chunks(_compiled_parts, codes, (asked, scratch), chunk,
+                                       executor, progress, desc, pool=pool)
+        return (np.concatenate([a[0] for a in answers]),
+                np.concatenate([a[1] for a in answers]) + self.log_z)
+
+    def _thread_count(self, sets, threads) -> int:
+        """How many threads share ``sets`` evidence sets: ``threads`` (numba's
+        thread count when None), but one while the batch's passes would take
+        less than starting threads does."""
+        if threads is None:
+            threads = numba.config.NUMBA_NUM_THREADS
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InputError(f"threads must be a positive integer or None, got {threads!r}")
+        if sets * self.entries < costs.THREADED_FROM_ENTRIES:
+            return 1
+        return min(threads, sets)
 
     def mpe_batch(self, evidence_sets, *, chunk: int | None = None, progress: bool = False,
                   executor=None, allow_zero: bool = False):
@@ -119,10 +172,10 @@ class Batches:
                         labels=[self.net.states(v) for v in variables], method="junction tree")
 
     def log_probabilities_of_evidence(self, evidence_sets, *, chunk: int | None = None,
-                                      executor=None) -> np.ndarray:
+                                      executor=None, threads: int | None = None) -> np.ndarray:
         """Natural log of ``P(e)`` for many evidence sets; ``-inf`` where impossible.
         The sets are dicts, or rows of codes as in :meth:`expected_counts`.
-        ``executor`` shares the chunks out as in :meth:`posteriors_batch`.
+        ``executor`` and ``threads`` share the sets out as in :meth:`posteriors_batch`.
 
         >>> from twlib.inference import JunctionTree
         >>> from twlib.datasets import load_network
@@ -130,13 +183,12 @@ class Batches:
         >>> (np.round(jt.log_probabilities_of_evidence([{}, {"tub": "yes"}]), 3) + 0.0).tolist()
         [0.0, -4.566]
         """
-        evidence_sets = (self._coded_rows(evidence_sets) if isinstance(evidence_sets, np.ndarray)
-                         else list(evidence_sets))
-        if not len(evidence_sets):
+        codes = (self._coded_rows(evidence_sets) if isinstance(evidence_sets, np.ndarray)
+                 else self._coded_sets(list(evidence_sets)))
+        if not len(codes):
             return np.empty(0)
-        return np.concatenate(run_tasks(
-            executor, _log_pe_of_parts, self,
-            [(group,) for group in self._chunk_groups(evidence_sets, chunk, executor)]))
+        return self._compiled_sets(codes, self._asked_mask(()), chunk, False, executor, threads,
+                                   "P(e)")[1]
 
     def expected_counts(self, rows, scopes, weights=None, *, chunk: int | None = None,
                         executor=None):
@@ -244,18 +296,23 @@ class Batches:
         return out
 
 
-def _posteriors_of_parts(tree, parts, variables):
-    """Posteriors of ``variables`` and ``log P(e)`` over consecutive chunks of evidence
-    sets: a task of :meth:`JunctionTree.posteriors_batch`."""
-    posts, logs = {v: [] for v in variables}, []
-    for part in parts:
-        log_pe, marginals, _ = tree._propagate(part, asked=set(variables))
-        logs.append(log_pe)
-        for v in variables:
-            m = marginals[v]
-            posts[v].append(np.broadcast_to(tree.prior[v], (len(part), tree.arity[v]))
-                            if m is None else m)
-    return {v: np.concatenate(p) for v, p in posts.items()}, np.concatenate(logs)
+def _compiled_parts(tree, parts, asked, scratch):
+    """Marginals of the ``asked`` variables and ``log P(e)`` (before
+    ``log_z``) over consecutive chunks of coded evidence sets, by
+    :func:`hugin_sets`, with a scratch taken from the queue ``scratch`` (None:
+    a new one): a task of :meth:`JunctionTree._compiled_sets`."""
+    codes = np.concatenate(parts)
+    args = tree._hugin_args()
+    columns = int(tree._flat["marg_off"][-1]) if asked.any() else 0
+    marginals = np.empty((len(codes), columns))
+    log_pe = np.empty(len(codes))
+    work = tree._hugin_work() if scratch is None else scratch.get()
+    try:
+        hugin_sets(*args, codes, asked, marginals, log_pe, work)
+    finally:
+        if scratch is not None:
+            scratch.put(work)
+    return marginals, log_pe
 
 
 def _mpe_of_parts(tree, parts, allow_zero):
@@ -280,9 +337,3 @@ def _expected_of_parts(tree, parts, weights, cliques):
             else:
                 totals[i] += np.tensordot(w, per_set_normalised(table)[0], axes=(0, 0))
     return totals, np.concatenate(logs)
-
-
-def _log_pe_of_parts(tree, parts):
-    """``log P(e)`` over consecutive chunks of evidence sets: a task of
-    :meth:`JunctionTree.log_probabilities_of_evidence`."""
-    return np.concatenate([tree._propagate(part, allow_zero=True)[0] for part in parts])

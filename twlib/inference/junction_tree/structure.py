@@ -244,9 +244,10 @@ class TreeStructure:
     def _compiled_layout(self):
         """The tree as flat arrays for :func:`hugin_one_set` (built once), cliques in
         preorder: tables and separators end to end, each clique's variables with
-        their strides in the separator to its parent and in each child's, and
-        what each clique's distribute pass feeds (its children's separators, the
-        marginals of the variables read there)."""
+        their strides in the separator to its parent and in each child's, what
+        each clique's distribute pass feeds (its children's separators, the
+        marginals of the variables read there), and for a variable read from
+        the separator above its reader (``sread``, -1 for none) its stride there."""
         if self._flat is None:
             position = {i: t for t, i in enumerate(self.preorder)}
             index = self._variable_index
@@ -270,8 +271,9 @@ class TreeStructure:
                     fan_rows += self._sep_strides(clique, self.separators[c, i])
                     fan_out.append(sep_off[position[c]])
                 for v in self._readers[i]:
-                    fan_rows += [int(u == v) for u in clique]
-                    fan_out.append(sep_off[-1] + marg_off[index[v]])
+                    if p is None or v not in self.separators[i, p]:
+                        fan_rows += [int(u == v) for u in clique]
+                        fan_out.append(sep_off[-1] + marg_off[index[v]])
                 fan_ptr.append(len(fan_out))
                 fan_row_ptr.append(len(fan_rows))
             as_int = lambda a: np.array(a, dtype=np.int64)   # noqa: E731
@@ -293,10 +295,23 @@ class TreeStructure:
                 children=as_int([position[c] for i in self.preorder for c in self.children[i]]),
                 fan_ptr=as_int(fan_ptr), fan_row_ptr=as_int(fan_row_ptr),
                 fan_rows=as_int(fan_rows), fan_out=as_int(fan_out), marg_off=marg_off,
-                prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]))
+                prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]),
+                sread=as_int([position[i] if self._from_separator(v) else -1
+                              for v, i in ((v, self.reader[v]) for v in self.net.variables)]),
+                sread_stride=as_int([self._sep_strides((v,), self.separators.get(
+                    (self.reader[v], self.parent[self.reader[v]])))[0]
+                    for v in self.net.variables]))
             self._marginal_slices = {v: slice(marg_off[k], marg_off[k + 1])
                                      for k, v in enumerate(self.net.variables)}
         return self._flat
+
+    def _from_separator(self, v) -> bool:
+        """Whether the compiled pass reads ``v``'s posterior from the separator
+        between its reader clique and that clique's parent: the message there
+        is the calibrated joint of the separator, so summing it costs its
+        entries instead of one more target on every entry of the clique."""
+        i = self.reader[v]
+        return self.parent[i] is not None and v in self.separators[i, self.parent[i]]
 
     def _sep_strides(self, clique, sep):
         """Each of ``clique``'s variables' stride in the flat separator ``sep``

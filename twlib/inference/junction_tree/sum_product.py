@@ -37,13 +37,9 @@ class SumProduct:
         lam = {}
         for v, weights in (soft or {}).items():
             lam[v] = np.repeat(weights[None], batch, axis=0)
-        codes = evidence_sets
-        if not isinstance(codes, np.ndarray):
-            # as codes first, so that each observed variable is one numpy step
-            # for the whole batch, not one per set
-            codes = np.full((batch, len(self.net.variables)), -1, dtype=np.int64)
-            for b, e in enumerate(evidence_sets):
-                self._observed(e, into=codes[b])
+        # as codes first, so that each observed variable is one numpy step
+        # for the whole batch, not one per set
+        codes = self._coded_sets(evidence_sets)
         rows = np.arange(batch)
         for j in np.flatnonzero((codes >= 0).any(axis=0)):
             v = self.net.variables[j]
@@ -160,27 +156,57 @@ class SumProduct:
                                 else per_set_normalised(self._project(i, base, ratio, (v,)))[0])
         return log_pe, marginals, kept
 
-    def _compiled_posteriors(self, evidence, variables=None):
-        """The posteriors of ``variables`` (all by default) end to end, see
-        ``_marginal_slices``, and ``log P(e)`` for one evidence set, by
-        :func:`hugin_one_set`."""
+    def _coded_sets(self, evidence_sets) -> np.ndarray:
+        """Evidence sets (dicts, or already a matrix of codes) as a matrix of
+        state codes, a column per model variable, -1 where missing."""
+        if isinstance(evidence_sets, np.ndarray):
+            return evidence_sets
+        codes = np.full((len(evidence_sets), len(self.net.variables)), -1, dtype=np.int64)
+        for b, e in enumerate(evidence_sets):
+            self._observed(e, into=codes[b])
+        return codes
+
+    def _hugin_args(self) -> tuple:
+        """The layout arrays :func:`hugin_one_set` and :func:`hugin_sets` take,
+        gathered once: on a network of a few variables, gathering them per call
+        took a tenth of a query."""
         flat = self._compiled_layout()
         if "hugin_args" not in flat:
-            # gathered once: on a network of a few variables, gathering them
-            # per call took a tenth of a query
             flat["hugin_args"] = tuple(flat[k] for k in (
                 "tables", "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr",
                 "down_stride", "seps", "sep_off", "parents", "child_ptr", "children", "reader",
                 "rslot", "fan_ptr", "fan_row_ptr", "fan_rows", "fan_out", "marg_off",
-                "prior_marg"))
-            flat["hugin_work"] = hugin_work(flat["sep_off"], flat["marg_off"])
-            flat["every_variable"] = np.ones(len(self.net.variables), dtype=np.bool_)
-        asked = flat["every_variable"]
-        if variables is not None:
-            asked = np.zeros(len(self.net.variables), dtype=np.bool_)
+                "prior_marg", "sread", "sread_stride"))
+            flat["hugin_work"] = self._hugin_work()
+        return flat["hugin_args"]
+
+    def _hugin_work(self) -> np.ndarray:
+        """Scratch for one thread of :func:`hugin_one_set` calls."""
+        return hugin_work(self._flat["sep_off"], self._flat["marg_off"])
+
+    def _asked_mask(self, variables=None) -> np.ndarray:
+        """Which model variables are asked about (all when ``variables`` is None)."""
+        asked = np.zeros(len(self.net.variables), dtype=np.bool_)
+        if variables is None:
+            asked[:] = True
+        else:
             asked[[self._variable_index[v] for v in variables]] = True
+        return asked
+
+    def _compiled_posteriors(self, evidence, variables=None):
+        """The posteriors of ``variables`` (all by default) end to end, see
+        ``_marginal_slices``, and ``log P(e)`` for one evidence set, by
+        :func:`hugin_one_set`."""
+        args = self._hugin_args()
+        flat = self._flat
+        if variables is None:
+            if "every_variable" not in flat:
+                flat["every_variable"] = self._asked_mask()
+            asked = flat["every_variable"]
+        else:
+            asked = self._asked_mask(variables)
         marginals = np.empty(flat["marg_off"][-1])     # every asked entry is written
-        log_pe = hugin_one_set(*flat["hugin_args"], self._observed(evidence), asked, marginals,
+        log_pe = hugin_one_set(*args, self._observed(evidence), asked, marginals,
                                flat["hugin_work"])
         if not np.isfinite(log_pe):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
