@@ -112,6 +112,8 @@ class Batches:
             # one scratch a thread, kept across its chunks: on a large tree it
             # runs to tens of megabytes, and allocating it costs a pass
             count = self._thread_count(len(codes), threads)
+            if count > 1 and chunk is None:     # a few chunks a thread, which balance
+                chunk = max(1, min(self._chunk(None), -(-len(codes) // (4 * count))))
             scratch = SimpleQueue()
             scratch.put(self._flat["hugin_work"])
             for _ in range(count - 1):
