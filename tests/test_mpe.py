@@ -101,7 +101,8 @@ def test_mpe_of_a_markov_network_maximises_the_product_of_its_factors(seed, n_va
     assert value[at] == pytest.approx(value.max(), rel=1e-9)
 
 
-def test_mpe_batches_chunks_and_executors_agree():
+def test_mpe_batches_chunks_threads_and_executors_agree(monkeypatch):
+    monkeypatch.setattr(inference.costs, "THREADED_FROM_ENTRIES", 0)
     net = datasets.load_network("alarm")
     rows = net.sample(60, random_state=1)
     rng = np.random.default_rng(1)
@@ -114,6 +115,8 @@ def test_mpe_batches_chunks_and_executors_agree():
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         threaded, threaded_logs = jt.mpe_batch(sets, executor=pool)
     assert np.array_equal(states, threaded) and np.allclose(logs, threaded_logs, rtol=0, atol=0)
+    own, own_logs = jt.mpe_batch(sets, threads=2)            # this process's threads
+    assert np.array_equal(states, own) and np.array_equal(logs, own_logs)
     for one, row, lg in zip(single, states, logs):
         best, log_p = one.assignment, one.log_value
         assert [net.states(v).index(best[v]) for v in net.variables] == row.tolist()

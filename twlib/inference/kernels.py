@@ -19,7 +19,7 @@ import numpy as np
 from .table_walk import add_factor, fan_out_observed, max_out
 
 __all__ = ["flat_factors", "decode_assignments", "log_values", "hugin_one_set", "hugin_sets",
-           "max_product_prior", "max_product_one_set"]
+           "max_product_prior", "max_product_one_set", "max_product_sets"]
 
 
 def flat_factors(model):
@@ -426,3 +426,19 @@ def max_product_one_set(prior_tables, prior_msg, prior_best, table_off, cvar_ptr
             states[cvar[j]] = rest % ccard[j]
             rest //= ccard[j]
     return True
+
+
+@nb.njit(cache=True, nogil=True)
+def max_product_sets(prior_tables, prior_msg, prior_best, table_off, cvar_ptr, cvar, ccard,
+                     up_stride, down_ptr, down_stride, sep_off, parents, child_ptr, children,
+                     reader, rslot, marg_off, observed, states, possible, work, best):
+    """:func:`max_product_one_set` for each row of ``observed`` (state codes,
+    -1 where missing), its assignment into that row of ``states`` and whether
+    the set is possible into ``possible``; it holds no GIL, so threads can
+    share a batch's rows, each with its own ``work`` and ``best``."""
+    for b in range(observed.shape[0]):
+        possible[b] = max_product_one_set(prior_tables, prior_msg, prior_best, table_off,
+                                          cvar_ptr, cvar, ccard, up_stride, down_ptr,
+                                          down_stride, sep_off, parents, child_ptr, children,
+                                          reader, rslot, marg_off, observed[b], states[b],
+                                          work, best)

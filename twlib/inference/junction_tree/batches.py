@@ -23,7 +23,7 @@ from ...errors import InputError, UnknownName
 from ...factors import ZeroEvidenceError
 from ...parallel import blocks, run_tasks, task_count
 from .. import costs
-from ..kernels import hugin_sets
+from ..kernels import hugin_sets, log_values, max_product_sets
 from ..results import MarginalsBatch, MPEBatch
 from .structure import per_set_normalised
 
@@ -104,25 +104,34 @@ class Batches:
         """Marginals of the ``asked`` variables (a row per set, laid out as
         ``_marginal_slices``; no columns when none is asked) and ``log P(e)``
         (``-inf`` for an impossible set) of each row of ``codes``, by the
-        compiled pass, on ``executor`` or on this process's threads."""
-        self._hugin_args()                         # built once, before any thread reads it
-        scratch = None
-        count = 1
+        compiled pass."""
+        self._hugin_args()
+        answers = self._on_threads(_compiled_parts, codes, (asked,), chunk, progress, executor,
+                                   threads, desc, self._flat["hugin_work"], self._hugin_work)
+        return (np.concatenate([a[0] for a in answers]),
+                np.concatenate([a[1] for a in answers]) + self.log_z)
+
+    def _on_threads(self, task, codes, extra, chunk, progress, executor, threads, desc, kept,
+                    another) -> list:
+        """``task(tree, parts, *extra, scratch)`` over chunks of the rows of
+        ``codes`` (see :meth:`_run_chunks`), on ``executor``, else on this
+        process's threads (:meth:`_thread_count`).  In this process ``scratch``
+        is a queue with one scratch a thread (``kept``, then ``another()`` for
+        each further thread), kept across its chunks: on a large tree a
+        scratch runs to tens of megabytes, and allocating it costs a pass.  On
+        an executor it is None and each task makes its own."""
+        scratch, count = None, 1
         if executor is None:
-            # one scratch a thread, kept across its chunks: on a large tree it
-            # runs to tens of megabytes, and allocating it costs a pass
             count = self._thread_count(len(codes), threads)
             if count > 1 and chunk is None:     # a few chunks a thread, which balance
                 chunk = max(1, min(self._chunk(None), -(-len(codes) // (4 * count))))
             scratch = SimpleQueue()
-            scratch.put(self._flat["hugin_work"])
+            scratch.put(kept)
             for _ in range(count - 1):
-                scratch.put(self._hugin_work())
+                scratch.put(another())
         with ThreadPoolExecutor(count) if count > 1 else nullcontext() as pool:
-            answers = self._run_chunks(_compiled_parts, codes, (asked, scratch), chunk,
-                                       executor, progress, desc, pool=pool)
-        return (np.concatenate([a[0] for a in answers]),
-                np.concatenate([a[1] for a in answers]) + self.log_z)
+            return self._run_chunks(task, codes, (*extra, scratch), chunk, executor, progress,
+                                    desc, pool=pool)
 
     def _thread_count(self, sets, threads) -> int:
         """How many threads share ``sets`` evidence sets: ``threads`` (numba's
@@ -137,7 +146,7 @@ class Batches:
         return min(threads, sets)
 
     def mpe_batch(self, evidence_sets, *, chunk: int | None = None, progress: bool = False,
-                  executor=None, allow_zero: bool = False):
+                  executor=None, threads: int | None = None, allow_zero: bool = False):
         """The most probable explanation of each evidence set: the complete
         assignment ``x`` (observed variables at their states) that maximises
         ``P(x, e)``, by max-product on the tree.
@@ -148,9 +157,9 @@ class Batches:
         log of ``P(x, e)`` per set (for a factor model: of the normalised
         distribution); ``result(i)`` is set ``i``'s
         :class:`~twlib.inference.MPEResult`.  Ties go to the lowest state index
-        of each clique's variables, so the answer is deterministic.  Batching,
-        ``chunk``, ``progress`` and ``executor`` work as in
-        :meth:`posteriors_batch`.  An impossible evidence set raises
+        of each clique's variables, so the answer is deterministic.  Each set goes
+        through the compiled pass of :meth:`mpe`; ``chunk``, ``progress``,
+        ``executor`` and ``threads`` work as in :meth:`posteriors_batch`.  An impossible evidence set raises
         :class:`ZeroEvidenceError`, or with ``allow_zero`` gets ``log_p = -inf``
         (and meaningless states; its ``result`` raises).
 
@@ -166,11 +175,19 @@ class Batches:
         evidence_sets = list(evidence_sets)
         if not evidence_sets:
             raise InputError("no evidence sets given")
-        answers = self._run_chunks(_mpe_of_parts, evidence_sets, (allow_zero,), chunk, executor,
-                                   progress, "MPE")
+        self._max_args()                           # built once, before any thread reads it
+        answers = self._on_threads(_compiled_mpe_parts, self._coded_sets(evidence_sets), (),
+                                   chunk, progress, executor, threads, "MPE",
+                                   self._flat["max_work"], self._max_work)
+        states = np.concatenate([a[0] for a in answers])
+        zero = np.flatnonzero(~np.concatenate([a[1] for a in answers]))
+        if zero.size and not allow_zero:
+            raise ZeroEvidenceError(f"evidence set {int(zero[0])} has probability zero: "
+                                    f"{evidence_sets[int(zero[0])]}")
+        log_p = log_values(*self._factor_index(), states) - self.log_z
+        log_p[zero] = -np.inf
         variables = list(self.net.variables)
-        return MPEBatch(np.concatenate([a[0] for a in answers]),
-                        np.concatenate([a[1] for a in answers]), variables=variables,
+        return MPEBatch(states, log_p, variables=variables,
                         labels=[self.net.states(v) for v in variables], method="junction tree")
 
     def log_probabilities_of_evidence(self, evidence_sets, *, chunk: int | None = None,
@@ -317,11 +334,21 @@ def _compiled_parts(tree, parts, asked, scratch):
     return marginals, log_pe
 
 
-def _mpe_of_parts(tree, parts, allow_zero):
-    """MPE states and ``log P(x, e)`` over consecutive chunks of evidence sets: a
-    task of :meth:`JunctionTree.mpe_batch`."""
-    answers = [tree._mpe(part, allow_zero) for part in parts]
-    return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
+def _compiled_mpe_parts(tree, parts, scratch):
+    """MPE states and whether each set is possible over consecutive chunks of
+    coded evidence sets, by :func:`max_product_sets`, with a scratch as in
+    :func:`_compiled_parts`: a task of :meth:`JunctionTree.mpe_batch`."""
+    codes = np.concatenate(parts)
+    args = tree._max_args()
+    states = np.zeros((len(codes), len(tree.net.variables)), dtype=np.int64)
+    possible = np.zeros(len(codes), dtype=np.bool_)
+    work = tree._max_work() if scratch is None else scratch.get()
+    try:
+        max_product_sets(*args, codes, states, possible, *work)
+    finally:
+        if scratch is not None:
+            scratch.put(work)
+    return states, possible
 
 
 def _expected_of_parts(tree, parts, weights, cliques):

@@ -174,24 +174,37 @@ class MaxProduct:
                 log_p += np.log(weights[out[:, self.net.variables.index(v)]])
         return out, log_p + log_values(*self._factor_index(), out) - self.log_z
 
+    def _max_args(self) -> tuple:
+        """What :func:`max_product_one_set` and :func:`max_product_sets` take
+        before the evidence, built once: the evidence-free pass of
+        :func:`max_product_prior` and the tree's layout."""
+        flat = self._compiled_layout()
+        if "max_args" not in flat:
+            keys = ("table_off", "cvar_ptr", "ccard", "up_stride", "down_ptr", "down_stride",
+                    "sep_off", "parents")
+            if self._max_prior_flat is None:
+                log_potentials = np.concatenate([self._log_potential(i).ravel()
+                                                 for i in self.preorder])
+                self._max_prior_flat = max_product_prior(log_potentials,
+                                                         *(flat[k] for k in keys))
+            flat["max_args"] = (*self._max_prior_flat, *(flat[k] for k in (
+                "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr",
+                "down_stride", "sep_off", "parents", "child_ptr", "children", "reader", "rslot",
+                "marg_off")))
+            flat["max_work"] = self._max_work()
+        return flat["max_args"]
+
+    def _max_work(self) -> tuple:
+        """Scratch for one thread of :func:`max_product_one_set` calls."""
+        return max_product_work(self._flat["sep_off"], self._flat["marg_off"])
+
     def _compiled_mpe(self, evidence):
         """``(state indices, log P(x, e))`` of one evidence set by
-        :func:`max_product_one_set`, from the evidence-free pass of
-        :func:`max_product_prior` (computed once)."""
-        flat = self._compiled_layout()
-        keys = ("table_off", "cvar_ptr", "ccard", "up_stride", "down_ptr", "down_stride",
-                "sep_off", "parents")
-        if self._max_prior_flat is None:
-            log_potentials = np.concatenate([self._log_potential(i).ravel()
-                                             for i in self.preorder])
-            self._max_prior_flat = max_product_prior(log_potentials, *(flat[k] for k in keys))
-        if "max_work" not in flat:
-            flat["max_work"] = max_product_work(flat["sep_off"], flat["marg_off"])
+        :func:`max_product_one_set`."""
+        args = self._max_args()
         states = np.zeros((1, len(self.net.variables)), dtype=np.int64)
-        if not max_product_one_set(*self._max_prior_flat, *(flat[k] for k in (
-                "table_off", "cvar_ptr", "cvar", "ccard", "up_stride", "down_ptr", "down_stride",
-                "sep_off", "parents", "child_ptr", "children", "reader", "rslot", "marg_off")),
-                self._observed(evidence), states[0], *flat["max_work"]):
+        if not max_product_one_set(*args, self._observed(evidence), states[0],
+                                   *self._flat["max_work"]):
             raise ZeroEvidenceError(f"the evidence has probability zero: {evidence}")
         return states[0], float(log_values(*self._factor_index(), states)[0] - self.log_z)
 
