@@ -127,6 +127,24 @@ def test_auto_order_gives_up_on_greedy_orders_far_over_the_budget():
     assert graphs.elimination_cost(grid, kept)[1] <= greedy
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(4, 60), st.floats(0.05, 0.4), st.floats(1.0, 4.0), st.integers(0, 2**31))
+def test_a_budget_to_fit_changes_no_order_that_fits_it(n, density, spread, seed):
+    """Sweeps and restarts that stop at their first clique past the budget lose
+    only orders that could not fit it: the order found fits exactly when the
+    full search's does, and is then the same order."""
+    graph = nx.gnp_random_graph(n, density, seed=seed)
+    weights = dict(enumerate(np.random.default_rng(seed).integers(2, 4, n)))
+    full, _, entries = graphs.elimination_order(graph, weights=weights, with_cost=True)
+    budget = entries * spread ** np.random.default_rng(seed + 1).uniform(-1, 1)
+    fitted, _, fitted_entries = graphs.elimination_order(graph, weights=weights,
+                                                         fit_within=budget, with_cost=True)
+    assert sorted(fitted) == sorted(graph)
+    assert (fitted_entries <= budget) == (entries <= budget)
+    if entries <= budget:
+        assert fitted == full and fitted_entries == entries
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 40), st.floats(0.05, 0.5), st.integers(0, 3), st.floats(1.0, 12.0),
        st.integers(0, 2**31))

@@ -382,7 +382,8 @@ def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
 def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                       restarts: int | None = None, time_limit: float | None = None,
                       random_state=0, last=(), stop_above: float | None = None,
-                      sweeps: bool = True, with_cost: bool = False):
+                      fit_within: float | None = None, sweeps: bool = True,
+                      with_cost: bool = False):
     """An elimination order of ``graph``, by greedy heuristics (compiled).
 
     Each heuristic repeatedly eliminates the node that is cheapest now:
@@ -407,6 +408,8 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     order returned is finished arbitrarily): the sweeps and restarts shrink
     a tree by small factors, not by orders of magnitude, so a caller that only
     asks whether a tree fits its budget passes a large multiple of the budget.
+    ``fit_within`` is that budget: a sweep or restart stops at its first
+    clique over it, since such an order cannot fit, and is not kept.
     ``sweeps=False`` leaves out the spectral sweeps (an eigen-decomposition of
     the graph's Laplacian each), for a caller that orders many graphs.
     ``with_cost=True`` returns ``(order, width, entries)``, the order's
@@ -451,10 +454,11 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
             best = (entries, width, order)
     if stop_above is not None and best[0] > stop_above:
         return _named(nodes, best[2], best[1], best[0], with_cost)
+    within = np.inf if fit_within is None else math.log(fit_within)
     if (sweeps and best[1] >= SWEEP_FROM_WIDTH and len(nodes) <= SWEEP_MAX_NODES
             and not late.any()):
         for order in _spectral_sweeps(graph, nodes):
-            order, width, entries = greedy_elimination(adj, 0, w, 0.0, 0, order)
+            order, width, entries = greedy_elimination(adj, 0, w, 0.0, 0, order, late, within)
             if (entries, width) < best[:2]:
                 best = (entries, width, order)
     restarts = max(8, 3000 // len(nodes)) if restarts is None else restarts
@@ -464,7 +468,8 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
             break
         kind = (_KIND["min-fill"], _KIND["weighted-min-fill"], _KIND["min-size"])[r % 3]
         order, width, entries = greedy_elimination(adj, kind, w, 0.5 * rng.random(),
-                                                   int(rng.integers(2**31)), _NO_ORDER, late)
+                                                   int(rng.integers(2**31)), _NO_ORDER, late,
+                                                   within)
         if (entries, width) < best[:2]:
             best = (entries, width, order)
     return _named(nodes, best[2], best[1], best[0], with_cost)

@@ -141,7 +141,7 @@ def _tree_that_fits(model, budget_gb, time_limit):
     order, _, entries = elimination_order(graph, method="auto", weights=weights,
                                           time_limit=time_limit / 20,
                                           stop_above=FAR_OVER * budget_gb * 2**30 / 8,
-                                          with_cost=True)
+                                          fit_within=budget_gb * 2**30 / 8, with_cost=True)
     # the order's table entries alone can rule the tree out, before its cliques are built
     if tables_gib(entries, 0) > budget_gb:
         return None
