@@ -41,6 +41,19 @@ def brute_force(model, evidence):
     return top, log_z
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6), st.booleans())
+def test_one_row_scores_as_in_a_batch_to_the_last_bit(seed, n_vars, zeros):
+    """``log_values`` of one row takes a scalar path; it must agree exactly with
+    the same row scored among others, zeros (``-inf``) included."""
+    model, _ = random_model(seed, n_vars, zeros)
+    names = model.variables
+    rows = np.array(list(itertools.product(*(range(model.arity(v)) for v in names))))
+    together = model.log_values(rows)
+    alone = np.array([model.log_values(row[None])[0] for row in rows])
+    np.testing.assert_array_equal(alone, together)
+
+
 def model_with_buckets(seed, n_vars, i_bound, zeros):
     """A random model, its MBE(``i_bound``) under its random evidence (None when
     that proves the evidence impossible, which brute force must agree with) and

@@ -148,6 +148,18 @@ class FactorModel:
         if (rows < 0).any() or (rows >= arity).any():
             raise InputError("a state index is out of range for its variable")
         index = {v: k for k, v in enumerate(self.variables)}
+        if len(rows) == 1:
+            # one row (a solver's answer): scalar lookups take a fifth of the time
+            # of a fancy index per factor; the logs are added in the same order
+            row = rows[0].tolist()
+            values = np.array([f.values[tuple([row[index[v]] for v in f.variables])]
+                               for f in self.factors], dtype=float)
+            with np.errstate(divide="ignore"):
+                logs = np.log(values).tolist()
+            total = 0.0
+            for x in logs:
+                total += x
+            return np.array([total])
         total = np.zeros(len(rows))
         with np.errstate(divide="ignore"):
             for f in self.factors:

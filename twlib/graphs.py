@@ -371,11 +371,12 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
 def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
     index = {v: i for i, v in enumerate(nodes)}
     adj = np.zeros((len(nodes), (len(nodes) + 63) // 64), dtype=np.uint64)
-    for u, v in graph.edges():
-        if u != v:
-            a, b = index[u], index[v]
-            adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-            adj[b, a >> 6] |= np.uint64(1) << np.uint64(a & 63)
+    ends = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],
+                    dtype=np.int64).reshape(-1, 2)
+    # both directions at once: a numpy step per edge cost as much as a greedy order
+    rows, cols = np.concatenate([ends, ends[:, ::-1]]).T
+    bits = np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64))
+    np.bitwise_or.at(adj, (rows, cols >> 6), bits)
     return adj
 
 

@@ -144,22 +144,27 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     constant += more
     if not possible:
         return None
-    names = model.variables
+    names, sizes = model.variables, arity.tolist()
+    # as lists: numpy scalars made these loops, one step per variable or table,
+    # cost as much as the compiled elimination
     eliminated = []
-    for k, x in enumerate(e_var):
-        around = [x] + [v for v in e_nbr[k] if v >= 0]
-        eliminated.append((names[x], [names[v] for v in around[1:]],
-                           e_values[e_offset[k]:e_offset[k + 1]].reshape(arity[around])))
+    bounds = e_offset.tolist()
+    for k, (x, nbrs) in enumerate(zip(e_var.tolist(), e_nbr.tolist())):
+        around = [v for v in nbrs if v >= 0]
+        eliminated.append((names[x], [names[v] for v in around],
+                           e_values[bounds[k]:bounds[k + 1]].reshape(
+                               [sizes[x]] + [sizes[v] for v in around])))
     live = np.flatnonzero(alive)
     tops, scaled, representable = _peaks_out(live, t_offset, t_values, _SPAN)
     if not representable:
         return None
     constant += float(tops.sum())
     factors = []
-    for t in live:
-        scope = t_var[t_ptr[t]:t_ptr[t + 1]]
-        factors.append(Factor(tuple(names[v] for v in scope),
-                              scaled[t_offset[t]:t_offset[t + 1]].reshape(arity[scope])))
+    ptr, scopes, at = t_ptr.tolist(), t_var.tolist(), t_offset.tolist()
+    for t in live.tolist():
+        scope = scopes[ptr[t]:ptr[t + 1]]
+        factors.append(Factor(tuple([names[v] for v in scope]),
+                              scaled[at[t]:at[t + 1]].reshape([sizes[v] for v in scope])))
     left = set(np.flatnonzero(candidate)) - set(e_var.tolist())
     kept_names = [v for k, v in enumerate(names) if k in left]
     # the tables come from the model's, checked when it was made
