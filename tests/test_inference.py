@@ -1,3 +1,4 @@
+import concurrent.futures
 import itertools
 import math
 
@@ -215,6 +216,9 @@ def test_batches_on_threads_answer_as_one_set_at_a_time(threads, monkeypatch):
         list(logs) + [-np.inf])
     with pytest.raises(InputError, match="threads must be a positive integer"):
         jt.posteriors_batch(sets, threads=0)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool, \
+            pytest.raises(InputError, match="threads must be a positive integer"):
+        jt.mpe_batch(sets, threads=1.5, executor=pool)
 
 
 def renormalised(net):

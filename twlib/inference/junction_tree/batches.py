@@ -121,8 +121,9 @@ class Batches:
         scratch runs to tens of megabytes, and allocating it costs a pass.  On
         an executor it is None and each task makes its own."""
         scratch, count = None, 1
+        threads = self._thread_count(len(codes), threads)    # checked with an executor too
         if executor is None:
-            count = self._thread_count(len(codes), threads)
+            count = threads
             if count > 1 and chunk is None:     # a few chunks a thread, which balance
                 chunk = max(1, min(self._chunk(None), -(-len(codes) // (4 * count))))
             scratch = SimpleQueue()
