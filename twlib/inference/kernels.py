@@ -216,8 +216,9 @@ def hugin_one_set(tables, table_off, cvar_ptr, cvar, ccard, up_stride, down_ptr,
     subtree.  A variable its reader shares with that clique's parent
     (``sread[v]`` the reader, ``sread_stride[v]`` its stride in the
     separator) is summed out of the message the parent sent down instead,
-    which is the separator's posterior joint.  Every pass walks only the entries of a table that agree with
-    the observed variables among its axes (:func:`fan_out_observed`).
+    which is the separator's posterior joint.  Every pass walks only the
+    entries of a table that agree with the observed variables among its axes
+    (:func:`fan_out_observed`).
     Returns ``log P(e)`` (``-inf`` when impossible) and fills ``marginals``
     for the asked variables.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from queue import SimpleQueue
 
 import numba
@@ -120,10 +120,11 @@ class Batches:
         each further thread), kept across its chunks: on a large tree a
         scratch runs to tens of megabytes, and allocating it costs a pass.  On
         an executor it is None and each task makes its own."""
-        scratch, count = None, 1
-        threads = self._thread_count(len(codes), threads)    # checked with an executor too
-        if executor is None:
-            count = threads
+        count = self._thread_count(len(codes), threads)      # checked with an executor too
+        scratch = None
+        if executor is not None:
+            count = 1
+        else:
             if count > 1 and chunk is None:     # a few chunks a thread, which balance
                 chunk = max(1, min(self._chunk(None), -(-len(codes) // (4 * count))))
             scratch = SimpleQueue()
@@ -158,11 +159,12 @@ class Batches:
         log of ``P(x, e)`` per set (for a factor model: of the normalised
         distribution); ``result(i)`` is set ``i``'s
         :class:`~twlib.inference.MPEResult`.  Ties go to the lowest state index
-        of each clique's variables, so the answer is deterministic.  Each set goes
-        through the compiled pass of :meth:`mpe`; ``chunk``, ``progress``,
-        ``executor`` and ``threads`` work as in :meth:`posteriors_batch`.  An impossible evidence set raises
-        :class:`ZeroEvidenceError`, or with ``allow_zero`` gets ``log_p = -inf``
-        (and meaningless states; its ``result`` raises).
+        of each clique's variables, so the answer is deterministic.  Each set
+        goes through the compiled pass of :meth:`mpe`; ``chunk``, ``progress``,
+        ``executor`` and ``threads`` work as in :meth:`posteriors_batch`.  An
+        impossible evidence set raises :class:`ZeroEvidenceError`, or with
+        ``allow_zero`` gets ``log_p = -inf`` (and meaningless states; its
+        ``result`` raises).
 
         >>> from twlib.inference import JunctionTree
         >>> from twlib.datasets import load_network
@@ -319,19 +321,15 @@ class Batches:
 def _compiled_parts(tree, parts, asked, scratch):
     """Marginals of the ``asked`` variables and ``log P(e)`` (before
     ``log_z``) over consecutive chunks of coded evidence sets, by
-    :func:`hugin_sets`, with a scratch taken from the queue ``scratch`` (None:
-    a new one): a task of :meth:`JunctionTree._compiled_sets`."""
+    :func:`hugin_sets`, with a scratch from the queue ``scratch`` (see
+    :func:`_borrowed`): a task of :meth:`JunctionTree._compiled_sets`."""
     codes = np.concatenate(parts)
     args = tree._hugin_args()
     columns = int(tree._flat["marg_off"][-1]) if asked.any() else 0
     marginals = np.empty((len(codes), columns))
     log_pe = np.empty(len(codes))
-    work = tree._hugin_work() if scratch is None else scratch.get()
-    try:
+    with _borrowed(scratch, tree._hugin_work) as work:
         hugin_sets(*args, codes, asked, marginals, log_pe, work)
-    finally:
-        if scratch is not None:
-            scratch.put(work)
     return marginals, log_pe
 
 
@@ -343,13 +341,23 @@ def _compiled_mpe_parts(tree, parts, scratch):
     args = tree._max_args()
     states = np.zeros((len(codes), len(tree.net.variables)), dtype=np.int64)
     possible = np.zeros(len(codes), dtype=np.bool_)
-    work = tree._max_work() if scratch is None else scratch.get()
-    try:
+    with _borrowed(scratch, tree._max_work) as work:
         max_product_sets(*args, codes, states, possible, *work)
-    finally:
-        if scratch is not None:
-            scratch.put(work)
     return states, possible
+
+
+@contextmanager
+def _borrowed(scratch, make):
+    """A scratch taken from the queue ``scratch`` and given back after use, or
+    ``make()`` when there is no queue (a task on an executor's worker)."""
+    if scratch is None:
+        yield make()
+        return
+    work = scratch.get()
+    try:
+        yield work
+    finally:
+        scratch.put(work)
 
 
 def _expected_of_parts(tree, parts, weights, cliques):

@@ -271,12 +271,15 @@ class TreeStructure:
                     fan_rows += self._sep_strides(clique, self.separators[c, i])
                     fan_out.append(sep_off[position[c]])
                 for v in self._readers[i]:
-                    if p is None or v not in self.separators[i, p]:
+                    if not self._from_separator(v):
                         fan_rows += [int(u == v) for u in clique]
                         fan_out.append(sep_off[-1] + marg_off[index[v]])
                 fan_ptr.append(len(fan_out))
                 fan_row_ptr.append(len(fan_rows))
             as_int = lambda a: np.array(a, dtype=np.int64)   # noqa: E731
+            # the separator above its reader, of each variable read from one
+            above = {v: self.separators[i, self.parent[i]] for v, i in self.reader.items()
+                     if self._from_separator(v)}
             cvar_ptr = np.cumsum([0] + [len(self.cliques[i]) for i in self.preorder])
             self._flat = dict(
                 tables=np.concatenate(tables),
@@ -296,11 +299,10 @@ class TreeStructure:
                 fan_ptr=as_int(fan_ptr), fan_row_ptr=as_int(fan_row_ptr),
                 fan_rows=as_int(fan_rows), fan_out=as_int(fan_out), marg_off=marg_off,
                 prior_marg=np.concatenate([self.prior[v] for v in self.net.variables]),
-                sread=as_int([position[i] if self._from_separator(v) else -1
-                              for v, i in ((v, self.reader[v]) for v in self.net.variables)]),
-                sread_stride=as_int([self._sep_strides((v,), self.separators.get(
-                    (self.reader[v], self.parent[self.reader[v]])))[0]
-                    for v in self.net.variables]))
+                sread=as_int([position[self.reader[v]] if v in above else -1
+                              for v in self.net.variables]),
+                sread_stride=as_int([self._sep_strides((v,), above[v])[0] if v in above else 0
+                                     for v in self.net.variables]))
             self._marginal_slices = {v: slice(marg_off[k], marg_off[k + 1])
                                      for k, v in enumerate(self.net.variables)}
         return self._flat
