@@ -85,9 +85,10 @@ def map_instances(args):
 def _toulbar2(path, evidence, seconds, answer):
     import pytoulbar2
 
-    started = time.perf_counter()              # reading the file counts, as twlib's does
     cfn = pytoulbar2.CFN(verbose=-1)
     cfn.Read(str(path))
+    # from the model read, as twlib's: the evidence and the solve count
+    started = time.perf_counter()
     for var, state in evidence.items():
         cfn.Assign(cfn.VariableIndices[f"x{var}"], state)
     result = cfn.Solve(timeLimit=int(seconds))
@@ -99,8 +100,8 @@ def _toulbar2(path, evidence, seconds, answer):
 def toulbar2_map(path, model, evidence, seconds):
     """toulbar2's answer in a fresh process: ``(states, seconds, proved)``, or None
     when it found no assignment.  Evidence is assigned before the solve; the
-    seconds run from reading the file to the end of the solve (the process's
-    start-up is not counted)."""
+    seconds run from the model read to the end of the solve, as twlib's do (the
+    file's reading and the process's start-up are not counted)."""
     return toulbar2_finish(toulbar2_start(path, model, evidence, seconds))
 
 
