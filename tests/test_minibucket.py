@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from twlib import datasets, errors
+from twlib import clock, datasets, errors
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
 from twlib.inference.flat import flat_tables, tables_total
@@ -15,7 +15,8 @@ from twlib.inference.minibucket import (default_order, log_tables, message_bytes
                                         shifted_tables)
 from twlib.inference.dive import DiveSearch
 from twlib.inference.local_search import LocalSearch
-from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation
+from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation, routing
+from twlib.inference.search import ShiftAndProbe
 
 from . import naive
 
@@ -172,6 +173,44 @@ def test_branch_and_bound_finds_the_brute_force_optimum(seed, n_vars, i_bound, z
     row = [model.states(v).index(res.assignment[v]) for v in model.variables]
     assert model.log_values([row])[0] == pytest.approx(top, rel=1e-12, abs=1e-12)
     assert all(model.states(v).index(res.assignment[v]) == s for v, s in evidence.items())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), zeros=st.sampled_from([0.0, 0.3]),
+       first_turns=st.integers(0, 2))
+def test_a_search_given_a_head_start_finds_the_brute_force_optimum(seed, n_vars, zeros,
+                                                                   first_turns):
+    """Turns stopped early and handed on must end where a fresh search does:
+    at the optimum, or at ZeroEvidenceError."""
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    turns = ShiftAndProbe(model, evidence).run(1.0, clock.now() + 10, turns=first_turns)
+    if top == -np.inf:
+        with pytest.raises(errors.ZeroEvidenceError):
+            branch_and_bound_mpe(model, evidence, i_bound=2, presolve=False, head_start=turns)
+        return
+    res = branch_and_bound_mpe(model, evidence, i_bound=2, presolve=False, head_start=turns)
+    assert res.status == "optimal"
+    assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
+
+
+def test_a_head_start_needs_the_model_as_given():
+    net = datasets.load_network("asia")
+    turns = ShiftAndProbe(net)
+    with pytest.raises(errors.InputError, match="presolve=False"):
+        branch_and_bound_mpe(net, head_start=turns)
+
+
+def test_the_router_lets_the_search_answer_first_when_the_tree_would_be_slower(monkeypatch):
+    """With every tree deemed slow enough, MPLP and the propagation search get
+    the first turns, and their answer is the tree's."""
+    net = datasets.load_network("alarm")
+    evidence = {"HR": "HIGH", "BP": "LOW"}
+    tree = most_probable_explanation(net, evidence)
+    monkeypatch.setattr(routing, "SEARCH_FROM_QUERY_SECONDS", 0.0)
+    first = most_probable_explanation(net, evidence)
+    assert tree.method == "junction tree" and first.method != "junction tree"
+    assert first.status == "optimal" and first.log_value == pytest.approx(tree.log_value)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

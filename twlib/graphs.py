@@ -406,9 +406,10 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     must sum out the other variables before maximising over these).  With
     ``stop_above``, "auto" returns at once when every greedy order needs more
     table entries than that (each stops at its first clique over it, and the
-    order returned is finished arbitrarily): the sweeps and restarts shrink
-    a tree by small factors, not by orders of magnitude, so a caller that only
-    asks whether a tree fits its budget passes a large multiple of the budget.
+    order returned is finished arbitrarily; a single heuristic stops so too):
+    the sweeps and restarts shrink a tree by small factors, not by orders of
+    magnitude, so a caller that only asks whether a tree fits its budget
+    passes a large multiple of the budget.
     ``fit_within`` is that budget: a sweep or restart stops at its first
     clique over it, since such an order cannot fit, and is not kept.
     ``sweeps=False`` leaves out the spectral sweeps (an eigen-decomposition of
@@ -437,13 +438,13 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     if unknown:
         raise InputError(f"last names nodes not in the graph: {sorted(map(str, unknown))}")
     late = np.array([v in set(last) for v in nodes], dtype=np.bool_)
+    give_up = np.inf if stop_above is None else math.log(stop_above)
     if method != "auto":
         order, width, entries = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER,
-                                                   late)
+                                                   late, give_up)
         return _named(nodes, order, width, entries, with_cost)
     started = time.perf_counter()
     best = None
-    give_up = np.inf if stop_above is None else math.log(stop_above)
     # with equal weights, weighted min-fill and min-size rank the vertices as
     # min-fill and min-degree do, and would repeat their orders
     kinds = range(len(ORDER_HEURISTICS)) if np.ptp(w) > 0 else (_KIND["min-fill"],

@@ -28,17 +28,20 @@ TREE_ENTRIES_PER_SECOND = 1e7
 # orders lie within 1,000x of a budget; the large gains are on trees far
 # over any), and each costs as much as a greedy order
 FAR_OVER = 1e2
-# A prepared search either proves a few-variable evidence set in a small fraction
-# of the tree's time or thrashes for far longer than the tree; a quarter of the
-# tree's time catches the first kind and caps the loss on the second at 1.25x
+# A search either proves its query in a small fraction of the tree's time or
+# thrashes for far longer than the tree; a quarter of the tree's time catches
+# the first kind and caps the loss on the second at 1.25x.  So a prepared search
+# gets its evidence sets for that long, and so does a single MPE's first MPLP
+# and propagation turns when the tree surely fits (Segmentation: 10 ms against
+# the tree's 60)
 SEARCH_SHARE_OF_TREE = 0.25
 # A junction tree hands its MPE queries to a prepared search once they have
 # taken this long in all, of the order of what preparing the search takes
 # (MPLP for half this time, then the mini-buckets: link 0.1 s, barley and
 # munin 0.7 s), so that, as in renting until the rent would buy, a run of
 # queries pays about twice the better choice at worst; and only if a query
-# takes at least this long: below it the search's own overhead per query
-# (a few milliseconds) would not pay
+# takes at least this long (for a single MPE, if the tree is expected to):
+# below it the search's own overhead per query (a few milliseconds) would not pay
 SEARCH_AFTER_TREE_SECONDS = 0.5
 SEARCH_FROM_QUERY_SECONDS = 0.01
 # Bytes of mini-bucket messages numpy computes per second (Grids_26 at i-bound 24 on the

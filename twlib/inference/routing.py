@@ -1,11 +1,13 @@
 """The routers: which method answers a query, chosen by what it would cost.
 
 * :func:`most_probable_explanation`: the variables of at most two neighbours
-  maximised out exactly (:mod:`twlib.inference.presolve`), then on the rest the
-  junction tree when its tables fit the memory budget and can be filled within
-  the time limit (exact, fastest), else the search portfolio
-  (:func:`~twlib.inference.search.branch_and_bound_mpe`) with the largest
-  i-bound whose mini-bucket messages fit.
+  maximised out exactly (:mod:`twlib.inference.presolve`), then on the rest
+  the first turns of MPLP and the propagation search
+  (:class:`~twlib.inference.search.ShiftAndProbe`) unless a junction tree
+  would surely be quicker, then the junction tree when its tables fit the
+  memory budget and can be filled within the time limit, else the search
+  portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`) with the
+  largest i-bound whose mini-bucket messages fit, going on from those turns.
 * :func:`posterior_marginals`: the junction tree when it fits the memory and
   the time, else cutset conditioning (:mod:`twlib.inference.conditioning`),
   exact when its runs finish within the time limit and bounded when they do
@@ -23,13 +25,14 @@ from ..factors import as_factor_model
 from ..graphs import elimination_order
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
+                    SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, TREE_ENTRIES_PER_SECOND,
                     check_memory_budget, tables_gib, tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .minibucket import affordable_i_bound
 from .presolve import presolved
 from .results import Marginals, MPEResult
-from .search import branch_and_bound_mpe, mpe_by_tree, with_likelihoods
+from .search import ShiftAndProbe, branch_and_bound_mpe, mpe_by_tree, with_likelihoods
 
 __all__ = ["most_probable_explanation", "posterior_marginals"]
 
@@ -38,12 +41,16 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                               max_memory_gb: float = 4.0, time_limit: float = 60.0,
                               progress: bool = False) -> MPEResult:
     """The MPE by the method that fits: the junction tree when its tables fit
-    ``max_memory_gb`` and can be filled within ``time_limit`` (exact, fastest), else
+    ``max_memory_gb`` and can be filled within ``time_limit``, else
     AND/OR branch and bound with the largest
     i-bound whose mini-bucket messages take at most a quarter of the budget and
     about a quarter of ``time_limit`` to compute.  Either runs on the variables
     left once those with at most two neighbours are maximised out
-    (:mod:`twlib.inference.presolve`).
+    (:mod:`twlib.inference.presolve`).  Before either, MPLP and the
+    propagation search (which often prove the answer at once, with no tree)
+    get their first turn, or, when the tree surely fits, two turns within a
+    quarter of the time the tree is expected to take; they are skipped when
+    the tree is expected to take under a hundredth of a second.
     ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
     weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
     weights of each variable's state into the value maximised.
@@ -58,17 +65,32 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     check_memory_budget(max_memory_gb)
     started = clock.now()
 
+    def left():
+        return max(time_limit - (clock.now() - started), 1e-3)
+
     def solve(reduced, reduced_evidence):
-        left = max(time_limit - (clock.now() - started), 1e-3)
-        tree = _tree_that_fits(reduced, tree_budget_gb(max_memory_gb, left), left)
-        if tree is not None:
-            return mpe_by_tree(tree, reduced, reduced_evidence,
-                               lambda row: reduced.log_values([row])[0])
-        # the order search and the tree's attempt above count against the limit
+        budget = tree_budget_gb(max_memory_gb, left())
+        graph = reduced.interaction_graph()
+        weights = {v: reduced.arity(v) for v in reduced.variables}
+        tree_seconds = _tree_seconds(graph, weights, budget)
+        turns = None
+        if tree_seconds is None or tree_seconds >= SEARCH_FROM_QUERY_SECONDS:
+            turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb)
+            # as branch_and_bound_mpe would: MPLP for a tenth of the limit in all
+            if tree_seconds is None:
+                turns.run(left() / 10, clock.now() + left(), turns=1)
+            else:
+                turns.run(left() / 10, clock.now() + SEARCH_SHARE_OF_TREE * tree_seconds,
+                          turns=2)
+        if turns is None or not turns.ended:
+            tree = _tree_that_fits(reduced, budget, left(), graph=graph, weights=weights)
+            if tree is not None:
+                return mpe_by_tree(tree, reduced, reduced_evidence,
+                                   lambda row: reduced.log_values([row])[0])
+        # the turns, the order search and the tree's attempt count against the limit
         return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
-                                    time_limit=max(time_limit - (clock.now() - started), 1e-3),
-                                    max_memory_gb=max_memory_gb, presolve=False,
-                                    progress=progress)
+                                    time_limit=left(), max_memory_gb=max_memory_gb,
+                                    presolve=False, progress=progress, head_start=turns)
 
     return presolved(model, evidence, solve)
 
@@ -129,15 +151,29 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
                                   executor=executor, progress=progress)
 
 
-def _tree_that_fits(model, budget_gb, time_limit):
-    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None.
+def _tree_seconds(graph, weights, budget_gb):
+    """The seconds a junction tree of ``graph`` (variables of ``weights``
+    states) is expected to take by its min-degree order, the cheapest greedy
+    one; None when that order's tables would not fit ``budget_gb`` (a better
+    order may still fit)."""
+    _, _, entries = elimination_order(graph, method="min-degree", weights=weights,
+                                      stop_above=budget_gb * 2**30 / 8, with_cost=True)
+    if tables_gib(entries, 0) > budget_gb:
+        return None
+    return entries / TREE_ENTRIES_PER_SECOND
+
+
+def _tree_that_fits(model, budget_gb, time_limit, *, graph=None, weights=None):
+    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None
+    (``graph`` and ``weights``: the model's interaction graph and numbers of
+    states, if at hand).
 
     The restarts that look for a smaller tree get a twentieth of the time: they
     decide whether the tree fits, and are lost time when it does not (and not
     tried when the greedy orders miss the budget by orders of magnitude).
     """
-    graph = model.interaction_graph()
-    weights = {v: model.arity(v) for v in model.variables}
+    graph = model.interaction_graph() if graph is None else graph
+    weights = {v: model.arity(v) for v in model.variables} if weights is None else weights
     order, _, entries = elimination_order(graph, method="auto", weights=weights,
                                           time_limit=time_limit / 20,
                                           stop_above=FAR_OVER * budget_gb * 2**30 / 8,

@@ -37,7 +37,7 @@ from .presolve import presolved
 from .propagation import PropagationSearch
 from .results import MPEResult
 
-__all__ = ["MPESearch", "branch_and_bound_mpe", "mpe_by_tree", "with_likelihoods"]
+__all__ = ["MPESearch", "ShiftAndProbe", "branch_and_bound_mpe", "mpe_by_tree", "with_likelihoods"]
 
 # MPLP and the propagation search take turns before any mini-bucket is computed,
 # the first turn this long (seconds) and each next one twice as long: an
@@ -51,7 +51,8 @@ _PROBE_SHARE = 0.025
 def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
                          time_limit: float = 60.0, order=None, max_memory_gb: float = 4.0,
                          mplp_time_limit: float | None = None, propagation: bool = True,
-                         presolve: bool = True, progress: bool = False) -> MPEResult:
+                         presolve: bool = True, progress: bool = False,
+                         head_start: "ShiftAndProbe | None" = None) -> MPEResult:
     """The MPE by branch and bound guided by MBE(``i_bound``) (hybrid best-first).
 
     With ``presolve``, the variables with at most two neighbours once the
@@ -74,6 +75,8 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     search proves needs no messages and a tighter LP lets it prove more.  If it has
     not proved the answer, the mini-buckets are computed and it takes turns
     with the other searches; ``propagation=False`` leaves it out.
+    ``head_start`` is a :class:`ShiftAndProbe` of the same model and evidence
+    that has had turns already (without ``presolve``): they go on from there.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -91,8 +94,12 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
     options = {"i_bound": i_bound, "max_memory_gb": max_memory_gb,
                "mplp_time_limit": mplp_time_limit, "propagation": propagation,
                "progress": progress}
+    if head_start is not None and (presolve or not propagation):
+        raise InputError("head_start goes on with the propagation search on the model as "
+                         "given: pass presolve=False and propagation=True with it")
     if not presolve:
-        return _searched(model, evidence, time_limit=time_limit, order=order, **options)
+        return _searched(model, evidence, time_limit=time_limit, order=order,
+                         head_start=head_start, **options)
 
     def search(reduced, reduced_evidence):
         kept = set(reduced.variables)
@@ -106,19 +113,27 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
 
 
 def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mplp_time_limit,
-              propagation, progress) -> MPEResult:
+              propagation, progress, head_start=None) -> MPEResult:
     """:func:`branch_and_bound_mpe` of ``model`` as given (no presolve)."""
     compiled = clock.compile_seconds()
     started = clock.now()
+    if head_start is not None:
+        # its turns' history counts from its start, and so does this search's
+        time_limit += started - head_start.started
+        started = head_start.started
 
     def log_value(states):
         return model.log_values([states])[0]
 
     mplp_cap = time_limit / 10 if mplp_time_limit is None else mplp_time_limit
     if propagation:
-        shifted, probe, probe_spent, history, status = _shift_and_probe(
-            model, evidence, order, mplp_cap, started, _PROBE_SHARE * time_limit,
-            max_memory_gb)
+        turns = head_start or ShiftAndProbe(model, evidence, order=order,
+                                            max_memory_gb=max_memory_gb)
+        # MPLP for mplp_cap in all, the search alone for a fortieth of the limit more
+        turns.run(mplp_cap, clock.now() + max(mplp_cap - turns.mplp_spent, 0.0)
+                  + _PROBE_SHARE * time_limit)
+        shifted, probe, probe_spent = turns.finish(), turns.probe, turns.probe_spent
+        history, status = turns.history, turns.status
     else:
         shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=mplp_cap)
         probe, probe_spent, history, status = None, 0.0, [], None
@@ -153,49 +168,86 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
     return result
 
 
-def _shift_and_probe(model, evidence, order, mplp_cap, started, alone, max_memory_gb):
-    """MPLP (``mplp_cap`` seconds in all) and the propagation search in turns
-    (see :func:`branch_and_bound_mpe`), before any mini-bucket is computed,
-    for ``mplp_cap + alone`` seconds at most (the search alone when
-    ``mplp_cap`` is 0).  Returns ``(shifted tables, search, its
-    seconds, history, status)``, the status ``"optimal"`` or ``"interrupted"``
-    if that ended the run, else None; the search is None when MPLP closed the
-    bound, and its seconds are those of the last turn only (each turn's search
-    starts afresh on the tables as MPLP left them).  The search's undo trail
-    takes at most an eighth of ``max_memory_gb``."""
-    shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
-    # the turns shift and search one flat copy, made into tables again at the end
-    tab = flat_tables(shifted.tables)
-    # one incumbent for every turn's search: shifting leaves each assignment's value
-    scalars, best = np.array([-np.inf]), np.zeros(len(shifted.arity), dtype=np.int64)
-    bounds, history, turn, spent = [], [], _FIRST_TURN, 0.0
-    until = clock.now() + mplp_cap + alone
-    probe, probe_spent, status = None, 0.0, None
-    while True:
-        last = True
-        if spent < mplp_cap:
+class ShiftAndProbe:
+    """MPLP and the propagation search in turns on one model and evidence,
+    before any mini-bucket is computed (see :func:`branch_and_bound_mpe`).  It
+    can stop between turns and go on later: a caller gives it a first turn,
+    decides what else to try, and hands it to :func:`branch_and_bound_mpe`
+    (``head_start=``), which goes on from where it stopped.  The search's undo
+    trail takes at most an eighth of ``max_memory_gb``.
+
+    >>> from twlib.datasets import load_network
+    >>> from twlib.factors import as_factor_model
+    >>> model = as_factor_model(load_network("alarm"))
+    >>> turns = ShiftAndProbe(model, {"HR": "HIGH"})
+    >>> turns.run(mplp_cap=1.0, until=clock.now() + 10).ended
+    True
+    >>> branch_and_bound_mpe(model, {"HR": "HIGH"}, presolve=False, head_start=turns).status
+    'optimal'
+    """
+
+    def __init__(self, model, evidence=None, *, order=None, max_memory_gb: float = 4.0):
+        self.started = clock.now()
+        self.shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+        # the turns shift and search one flat copy, made into tables again at the end
+        self.tab = flat_tables(self.shifted.tables)
+        # one incumbent for every turn's search: shifting leaves each assignment's value
+        self._scalars = np.array([-np.inf])
+        self._best = np.zeros(len(self.shifted.arity), dtype=np.int64)
+        self._trail = max_memory_gb * 2**30 / 8
+        self.bounds, self.history = [], []
+        self.mplp_spent = 0.0
+        # the last turn's search (None when MPLP closed the bound), its seconds
+        # (each turn's search starts afresh on the tables as MPLP left them),
+        # and the status that ended the run ("optimal", "interrupted") or None
+        self.probe, self.probe_spent, self.status = None, 0.0, None
+        self._turn, self._last = _FIRST_TURN, False
+
+    @property
+    def ended(self) -> bool:
+        """Whether the turns answered the query (MPLP closed the bound, or the
+        search proved its incumbent or was interrupted)."""
+        return self.shifted.closed is not None or self.status is not None
+
+    def run(self, mplp_cap: float, until: float, turns: int | None = None) -> "ShiftAndProbe":
+        """Turns, each twice as long as the one before, until clock time
+        ``until``, ``turns`` more of them, or an end: the query answered, MPLP
+        converged or past ``mplp_cap`` seconds in all (0: no MPLP, one search
+        until ``until``), or the search stalled.  Returns itself."""
+        while not (self.ended or self._last or clock.expired(until)) and turns != 0:
+            self._last = True
+            if self.mplp_spent < mplp_cap:
+                begun = clock.now()
+                more, self.shifted.closed = mplp_in_place(
+                    self.tab, self.shifted.arity, decode=True,
+                    time_limit=min(self._turn, mplp_cap - self.mplp_spent, until - begun))
+                self.mplp_spent += clock.now() - begun
+                self.bounds.extend(more[1:] if self.bounds else more)
+                if self.shifted.closed is not None:
+                    self.probe = None
+                    break
+                self._last = converged(more) or self.mplp_spent >= mplp_cap
+            self.probe = PropagationSearch(self.tab, len(self.shifted.tables),
+                                           self.shifted.arity, self._scalars, self._best,
+                                           trail_bytes=self._trail)
             begun = clock.now()
-            more, shifted.closed = mplp_in_place(
-                tab, shifted.arity, time_limit=min(turn, mplp_cap - spent), decode=True)
-            spent += clock.now() - begun
-            bounds.extend(more[1:] if bounds else more)
-            if shifted.closed is not None:
-                probe = None
-                break
-            last = converged(more) or spent >= mplp_cap
-        probe = PropagationSearch(tab, len(shifted.tables), shifted.arity, scalars, best,
-                                  trail_bytes=max_memory_gb * 2**30 / 8)
-        begun = clock.now()
-        status = _probe_turn(probe, min(begun + turn, until) if mplp_cap > 0 else until,
-                             started, history)
-        probe_spent = clock.now() - begun
-        if status is not None or last or probe.stalled or clock.expired(until):
-            break
-        turn *= 2
-    if bounds:
-        shifted.tables = unflattened(tab, shifted.tables)
-        shifted.lp_bounds = np.array(bounds)
-    return shifted, probe, probe_spent, history, status
+            self.status = _probe_turn(self.probe, min(begun + self._turn, until)
+                                      if mplp_cap > 0 else until, self.started, self.history)
+            self.probe_spent = clock.now() - begun
+            self._last = self._last or self.probe.stalled
+            self._turn *= 2
+            turns = None if turns is None else turns - 1
+        return self
+
+    def finish(self):
+        """The shifted tables with the bounds MPLP proved; their tables are
+        made again from the flat copy as MPLP left it only if the turns have
+        not answered (a search that goes on needs them, an answer does not)."""
+        if self.bounds:
+            self.shifted.lp_bounds = np.array(self.bounds)
+            if not self.ended:
+                self.shifted.tables = unflattened(self.tab, self.shifted.tables)
+        return self.shifted
 
 
 def _probe_turn(probe, end, started, history):
