@@ -19,12 +19,14 @@ cheapest exact method by the rates in ``costs``):
 * ``presolve``: the variables of at most two neighbours maximised out exactly,
   before the router's tree and before the search.
 * ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree, and
-  :class:`MPESearch`, the same prepared once for many evidence sets.  Both run
+  :class:`MPESearch`, the same prepared once for many evidence sets.  Both
+  start with MPLP and the propagation search in turns (``ShiftAndProbe``,
+  which the router gives a first turn before it builds any tree), then run
   the ``portfolio``: five engines with one interface (``engine``) taking turns
   on one incumbent: the hybrid best-first ``dive``, AND/OR branch and bound
   (``andor``), LP-based branch and bound (``lp_search``), the propagation
-  search (``propagation``) and iterated local search (``local_search``), all
-  reading the flat tables of ``flat``.
+  search (``propagation``, compiled in ``propagation_kernels``) and iterated
+  local search (``local_search``), all reading the flat tables of ``flat``.
 * ``conditioning``: :func:`conditioned_posteriors`, exact posteriors and
   ``P(e)`` in any memory by cutset conditioning (the runs spread over an
   executor), bounded by the runs done and a mini-bucket bound when time runs out,

@@ -43,12 +43,12 @@ maxima saved before they were recomputed, so the search can stop and resume.
 """
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from .engine import Engine
-from .flat import slack, table_sizes, tables_total
 from .cost_shifting import star_incidence
+from .flat import table_sizes
+from .propagation_kernels import depth_first, floor_of, rescan_all, root_propagate
 
 __all__ = ["PropagationSearch"]
 
@@ -56,9 +56,6 @@ __all__ = ["PropagationSearch"]
 # target doubles the step
 _FIRST_STEP = 0.01
 _LARGEST_STEP = 1e6
-# A value whose bound comes this close (relative) to the floor has its reduced
-# cost summed again before it is removed: the sums kept up to date drift
-_NEAR = 1e-7
 
 
 class PropagationSearch(Engine):
@@ -116,10 +113,11 @@ class PropagationSearch(Engine):
                      np.full(count, -1, dtype=np.int64), np.empty(count, dtype=np.int64),
                      np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
-                     np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64))
+                     np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64),
+                     np.zeros(max(1, int(np.diff(ptr).max(initial=0))), dtype=np.int64))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
-                       np.zeros((n + 1, 3), dtype=np.int64))
+                       np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
         # level, trying (else choosing), finished, nodes, trail lengths (values,
         # tables, floats), stamp, trail full
         self.state = np.zeros(9, dtype=np.int64)
@@ -156,10 +154,10 @@ class PropagationSearch(Engine):
         self.dom[:] = np.arange(self.dom.shape[1]) < self.dsize[:, None]
         self.state[:] = 0
         self.work[7][:] = -1
-        _rescan_all(self.count, self.static, self.work)
-        self.root_bound = _propagate(self.state, self.scalars, self.target, self.static,
-                                     self.work, 0)
-        if not self.root_bound > _floor(self.scalars, self.target):
+        rescan_all(self.count, self.static, self.work)
+        self.root_bound = root_propagate(self.state, self.scalars, self.target, self.static,
+                                          self.work)
+        if not self.root_bound > floor_of(self.scalars, self.target):
             self.state[2] = 1
 
     def _lower_target(self, step: float) -> None:
@@ -197,7 +195,7 @@ class PropagationSearch(Engine):
         expanded = 0
         while expanded < budget and not self.done and not self.stalled:
             before = self.state[3]
-            _depth_first(self.state, self.scalars, self.target, self.best, self.static,
+            depth_first(self.state, self.scalars, self.target, self.best, self.static,
                          self.tab, self.count, self.work, self.levels, budget - expanded)
             expanded += int(self.state[3] - before)
             if not self.state[2]:
@@ -213,387 +211,3 @@ class PropagationSearch(Engine):
             if self.state[2] and self.target[0] == -np.inf:
                 self.done = True
         return expanded
-
-
-@nb.njit(cache=True)
-def _floor(scalars, target):
-    """What a branch must beat: the incumbent (up to rounding) or the target."""
-    return max(scalars[0] - slack(scalars[0]), target[0])
-
-
-@nb.njit(cache=True)
-def _account(t, sign, static, work):
-    """Add (``sign`` 1) or take away (-1) table ``t``'s terms in the reduced
-    costs of its variables' values."""
-    ptr, var, _, _, _, _, arity, _, _, k_of_slot = static
-    tmax, mm, red, infs = work[3], work[4], work[5], work[6]
-    for j in range(ptr[t], ptr[t + 1]):
-        y, k = var[j], k_of_slot[j]
-        for b in range(arity[y]):
-            if mm[k, b] == -np.inf:
-                infs[y, b] += sign
-            else:
-                red[y, b] += sign * (tmax[t] - mm[k, b])
-
-
-@nb.njit(cache=True)
-def _reduced_cost(y, b, static, work, exact):
-    """The reduced cost of value ``b`` of ``y`` (see the module): as kept up to
-    date, or with ``exact`` summed again from the tables (and stored)."""
-    _, _, _, _, _, _, _, inc_ptr, inc_table, _ = static
-    tmax, mm, red, infs = work[3], work[4], work[5], work[6]
-    if infs[y, b] > 0:
-        return np.inf
-    if exact:
-        total = 0.0
-        for k in range(inc_ptr[y], inc_ptr[y + 1]):
-            total += tmax[inc_table[k]] - mm[k, b]
-        red[y, b] = total
-    return red[y, b]
-
-
-@nb.njit(cache=True)
-def _rescan(t, static, work):
-    """Table ``t``'s maxima recomputed (:func:`_scan`), and the reduced costs with them."""
-    _account(t, -1, static, work)
-    _scan(t, static, work)
-    _account(t, 1, static, work)
-
-
-@nb.njit(cache=True)
-def _scan(t, static, work):
-    """Table ``t``'s maximum over the entries the domains allow, and its maximum
-    at each value of each of its variables."""
-    ptr, var, stride, offset, size, values, arity, _, _, k_of_slot = static
-    dom, mm = work[0], work[4]
-    for j in range(ptr[t], ptr[t + 1]):
-        mm[k_of_slot[j], :arity[var[j]]] = -np.inf
-    top = -np.inf
-    for e in range(size[t]):
-        value = values[offset[t] + e]
-        if value == -np.inf:
-            continue
-        allowed = True
-        for j in range(ptr[t], ptr[t + 1]):
-            if not dom[var[j], (e // stride[j]) % arity[var[j]]]:
-                allowed = False
-                break
-        if not allowed:
-            continue
-        if value > top:
-            top = value
-        for j in range(ptr[t], ptr[t + 1]):
-            k, a = k_of_slot[j], (e // stride[j]) % arity[var[j]]
-            if value > mm[k, a]:
-                mm[k, a] = value
-    _set_max(t, top, work)
-
-
-@nb.njit(cache=True)
-def _set_max(t, value, work):
-    """Table ``t``'s maximum set to ``value``, and the sum of the maxima with it."""
-    tmax, finite, infinite = work[3], work[12], work[13]
-    if tmax[t] == -np.inf:
-        infinite[0] -= 1
-    else:
-        finite[0] -= tmax[t]
-    tmax[t] = value
-    if value == -np.inf:
-        infinite[0] += 1
-    else:
-        finite[0] += value
-
-
-@nb.njit(cache=True)
-def _total(exact, work):
-    """The sum of the tables' maxima: as kept up to date, or with ``exact``
-    summed again (and stored)."""
-    tmax, finite, infinite = work[3], work[12], work[13]
-    if infinite[0] > 0:
-        return -np.inf
-    if exact:
-        total = 0.0
-        for t in range(tmax.shape[0]):
-            total += tmax[t]
-        finite[0] = total
-    return finite[0]
-
-
-@nb.njit(cache=True)
-def _rescan_all(count, static, work):
-    work[3][:] = 0.0
-    work[5][:] = 0.0
-    work[6][:] = 0
-    work[12][0] = 0.0
-    work[13][0] = 0
-    for t in range(count):
-        _scan(t, static, work)
-        _account(t, 1, static, work)
-
-
-@nb.njit(cache=True)
-def _save(t, state, static, work):
-    """Put table ``t``'s maxima on the trail, once per trial; False when it is full."""
-    tmax, mm, stamp, ttrail, ftrail = work[3], work[4], work[7], work[10], work[11]
-    if stamp[t] == state[7]:
-        return True
-    ptr, var, _, _, _, _, arity, _, _, k_of_slot = static
-    need = 1
-    for j in range(ptr[t], ptr[t + 1]):
-        need += arity[var[j]]
-    if state[5] >= ttrail.shape[0] or state[6] + need > ftrail.shape[0]:
-        state[8] = 1
-        return False
-    ttrail[state[5]] = t
-    state[5] += 1
-    f = state[6]
-    ftrail[f] = tmax[t]
-    f += 1
-    for j in range(ptr[t], ptr[t + 1]):
-        a = arity[var[j]]
-        ftrail[f:f + a] = mm[k_of_slot[j], :a]
-        f += a
-    state[6] = f
-    stamp[t] = state[7]
-    return True
-
-
-@nb.njit(cache=True)
-def _undo(marks, state, static, work):
-    """Back to the trail lengths ``marks`` (values, tables, floats)."""
-    ptr, var, _, _, _, _, arity, _, _, k_of_slot = static
-    dom, dsize, _, tmax, mm, _, _, stamp, _, dtrail, ttrail, ftrail, _, _ = work
-    top = dom.shape[1]
-    while state[4] > marks[0]:
-        state[4] -= 1
-        x, a = dtrail[state[4]] // top, dtrail[state[4]] % top
-        dom[x, a] = True
-        dsize[x] += 1
-    f = state[6]
-    while state[5] > marks[1]:
-        state[5] -= 1
-        t = ttrail[state[5]]
-        _account(t, -1, static, work)
-        for j in range(ptr[t + 1] - 1, ptr[t] - 1, -1):
-            a = arity[var[j]]
-            f -= a
-            mm[k_of_slot[j], :a] = ftrail[f:f + a]
-        f -= 1
-        _set_max(t, ftrail[f], work)
-        _account(t, 1, static, work)
-        stamp[t] = -1
-    state[6] = f
-
-
-@nb.njit(cache=True)
-def _remove(x, a, state, work):
-    dom, dsize, dtrail = work[0], work[1], work[9]
-    dom[x, a] = False
-    dsize[x] -= 1
-    dtrail[state[4]] = x * dom.shape[1] + a
-    state[4] += 1
-
-
-@nb.njit(cache=True)
-def _matters(t, k, a, static, work):
-    """Whether removing value ``a`` of the variable of incidence ``k`` can lower
-    table ``t``'s maxima: only if the table's best entry with that value is at
-    least its maximum, or at least the maximum at some allowed value of another
-    of its variables (where it may have been that maximum)."""
-    ptr, var, _, _, _, _, arity, _, _, k_of_slot = static
-    dom, tmax, mm = work[0], work[3], work[4]
-    v = mm[k, a]
-    if v == -np.inf:
-        return False
-    if v >= tmax[t]:
-        return True
-    for j in range(ptr[t], ptr[t + 1]):
-        other = k_of_slot[j]
-        if other == k:
-            continue
-        for b in range(arity[var[j]]):
-            if dom[var[j], b] and mm[other, b] <= v:
-                return True
-    return False
-
-
-@nb.njit(cache=True)
-def _propagate(state, scalars, target, static, work, start):
-    """Recompute the tables that the values removed since trail position
-    ``start`` may lower and remove every value whose reduced cost leaves it no
-    better than the floor, until nothing changes; the node's bound, or ``-inf``
-    when a domain empties (the culprit's weight grows) or the trail is full."""
-    _, _, _, _, _, _, arity, inc_ptr, inc_table, _ = static
-    dom, dsize, weight, _, _, kept, infs, stamp, touched, dtrail, _, _, _, _ = work
-    n = arity.shape[0]
-    top = dom.shape[1]
-    floor = _floor(scalars, target)
-    # stamps of this trial's tables already recomputed in the current round
-    fresh = state[7] + (1 << 40)
-    while True:
-        rescanned = 0
-        end = state[4]
-        for i in range(start, end):
-            x, a = dtrail[i] // top, dtrail[i] % top
-            for k in range(inc_ptr[x], inc_ptr[x + 1]):
-                t = inc_table[k]
-                if stamp[t] == fresh or not _matters(t, k, a, static, work):
-                    continue
-                if not _save(t, state, static, work):
-                    return -np.inf
-                _rescan(t, static, work)
-                stamp[t] = fresh
-                touched[rescanned] = t
-                rescanned += 1
-        start = end
-        for i in range(rescanned):
-            stamp[touched[i]] = state[7]
-        total = _total(False, work)
-        if not total > floor + _NEAR * (1.0 + abs(floor)):
-            total = _total(True, work)
-        if not total > floor:
-            return -np.inf
-        changed = False
-        largest = 0.0
-        for y in range(n):
-            if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
-                continue
-            smallest = np.inf
-            for b in range(arity[y]):
-                if not dom[y, b]:
-                    continue
-                # read here, not through _reduced_cost: a call that unpacks the
-                # tuples costs more in reference counts than the check itself
-                red = np.inf if infs[y, b] > 0 else kept[y, b]
-                if not total - red > floor + _NEAR * (1.0 + abs(floor)):
-                    # near the floor the sum kept up to date may have drifted
-                    red = _reduced_cost(y, b, static, work, True)
-                if not total - red > floor:
-                    _remove(y, b, state, work)
-                    changed = True
-                elif red < smallest:
-                    smallest = red
-            if dsize[y] == 0:
-                weight[y] += 1.0
-                return -np.inf
-            if smallest > largest:
-                largest = smallest
-        if not changed:
-            return total - largest
-
-
-@nb.njit(cache=True)
-def _choose(static, dom, dsize, weight):
-    """The variable with two values or more and the fewest per unit of weight; -1 if none."""
-    _, _, _, _, _, _, arity, inc_ptr, _, _ = static
-    chosen, score = -1, np.inf
-    for x in range(arity.shape[0]):
-        if dsize[x] < 2:
-            continue
-        s = dsize[x] / (weight[x] + (inc_ptr[x + 1] - inc_ptr[x]))
-        if s < score:
-            chosen, score = x, s
-    return chosen
-
-
-@nb.njit(cache=True)
-def _depth_first(state, scalars, target, best, static, tab, count, work, levels, budget):
-    """Expand up to ``budget`` nodes of the depth-first search from where it stopped."""
-    arity = static[6]
-    dom, dsize, weight = work[0], work[1], work[2]
-    level_var, level_order, level_count, level_next, level_marks = levels
-    n = arity.shape[0]
-    assign = np.zeros(n, dtype=np.int64)
-    nodes = 0
-    while nodes < budget and not state[2] and not state[8]:
-        level = state[0]
-        if not state[1]:                                 # choose at this level
-            x = _choose(static, dom, dsize, weight)
-            if x < 0:                                    # every domain a single value
-                for y in range(n):
-                    for a in range(arity[y]):
-                        if dom[y, a]:
-                            assign[y] = a
-                value = tables_total(assign, count, tab)
-                if value > scalars[0]:
-                    scalars[0] = value
-                    best[:] = assign
-                if _back_up(level, state, scalars, target, static, work, levels):
-                    break
-                state[1] = 1
-                continue
-            red = work[5][x]
-            k = 0
-            for a in range(arity[x]):
-                if dom[x, a]:
-                    level_order[level, k] = a
-                    k += 1
-            for i in range(1, k):                        # smallest reduced cost first
-                a = level_order[level, i]
-                j = i
-                while j > 0 and red[level_order[level, j - 1]] > red[a]:
-                    level_order[level, j] = level_order[level, j - 1]
-                    j -= 1
-                level_order[level, j] = a
-            level_var[level], level_count[level], level_next[level] = x, k, 0
-            state[1] = 1
-            continue
-        x = level_var[level]
-        if level_next[level] == level_count[level]:      # every value tried: back up
-            if _back_up(level, state, scalars, target, static, work, levels):
-                break
-            continue
-        a = level_order[level, level_next[level]]
-        level_next[level] += 1
-        if not dom[x, a]:
-            continue
-        level_marks[level, 0], level_marks[level, 1] = state[4], state[5]
-        level_marks[level, 2] = state[6]
-        state[7] += 1
-        for b in range(arity[x]):
-            if b != a and dom[x, b]:
-                _remove(x, b, state, work)
-        nodes += 1
-        bound = _propagate(state, scalars, target, static, work, level_marks[level, 0])
-        if bound > _floor(scalars, target):
-            state[0] = level + 1
-            state[1] = 0
-        else:
-            weight[x] += 1.0
-            _undo(level_marks[level], state, static, work)
-            _refute(level, state, scalars, target, static, work, levels)
-    state[3] += nodes
-
-
-@nb.njit(cache=True)
-def _back_up(level, state, scalars, target, static, work, levels):
-    """Return from ``level`` to its parent and refute the parent's value; at the
-    root, end the run instead (and say so)."""
-    if level == 0:
-        state[2] = 1
-        return True
-    state[0] = level - 1
-    _undo(levels[4][level - 1], state, static, work)
-    _refute(level - 1, state, scalars, target, static, work, levels)
-    return False
-
-
-@nb.njit(cache=True)
-def _refute(level, state, scalars, target, static, work, levels):
-    """After the level's last value tried is done with (nothing with it beats the
-    floor), remove it from its variable's domain and propagate, as the branch
-    ``x != a`` of binary branching; when that leaves no value able to beat the
-    floor, the level is done with too."""
-    level_var, level_order, level_count, level_next, level_marks = levels
-    dom, dsize = work[0], work[1]
-    x = level_var[level]
-    a = level_order[level, level_next[level] - 1]
-    if level_next[level] == level_count[level] or dsize[x] < 2 or not dom[x, a]:
-        return
-    # the trail is where the value's trial started from
-    state[7] += 1
-    _remove(x, a, state, work)
-    if not _propagate(state, scalars, target, static, work,
-                      level_marks[level, 0]) > _floor(scalars, target):
-        _undo(level_marks[level], state, static, work)
-        level_next[level] = level_count[level]

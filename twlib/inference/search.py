@@ -209,7 +209,8 @@ class ShiftAndProbe:
         search proved its incumbent or was interrupted)."""
         return self.shifted.closed is not None or self.status is not None
 
-    def run(self, mplp_cap: float, until: float, turns: int | None = None) -> "ShiftAndProbe":
+    def run(self, mplp_cap: float, until: float, *,
+            turns: int | None = None) -> "ShiftAndProbe":
         """Turns, each twice as long as the one before, until clock time
         ``until``, ``turns`` more of them, or an end: the query answered, MPLP
         converged or past ``mplp_cap`` seconds in all (0: no MPLP, one search

@@ -1,0 +1,430 @@
+"""The compiled part of the propagation search (:mod:`twlib.inference.propagation`).
+
+The search allocates nothing (the class owns every array), so it is compiled
+without numba's reference counting (``_nrt=False``): counting each array passed
+to a helper, atomically, took two thirds of its time.  And the helpers take the
+arrays one by one, not as the tuples the class keeps them in, which would be
+copied whole at every call.  Their arguments, in this order: the tables ``ptr,
+var, offset, size, values, arity, inc_ptr, inc_table, k_of_slot`` and the
+state ``dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
+ttrail, ftrail, finite, infinite, digit`` (see ``PropagationSearch.__init__``).
+
+The class calls four entry points: :func:`floor_of`, :func:`rescan_all`,
+:func:`root_propagate` and :func:`depth_first`.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .flat import slack, tables_total
+
+__all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
+
+# A value whose bound comes this close (relative) to the floor has its reduced
+# cost summed again before it is removed: the sums kept up to date drift
+_NEAR = 1e-7
+
+
+@nb.njit(cache=True, _nrt=False)
+def floor_of(scalars, target):
+    """What a branch must beat: the incumbent (up to rounding) or the target."""
+    return max(scalars[0] - slack(scalars[0]), target[0])
+
+
+@nb.njit(cache=True, _nrt=False)
+def _account(t, sign, ptr, var, arity, k_of_slot, tmax, mm, red, infs):
+    """Add (``sign`` 1) or take away (-1) table ``t``'s terms in the reduced
+    costs of its variables' values."""
+    for j in range(ptr[t], ptr[t + 1]):
+        y, k = var[j], k_of_slot[j]
+        for b in range(arity[y]):
+            if mm[k, b] == -np.inf:
+                infs[y, b] += sign
+            else:
+                red[y, b] += sign * (tmax[t] - mm[k, b])
+
+
+@nb.njit(cache=True, _nrt=False)
+def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
+    """The reduced cost of value ``b`` of ``y`` (see the module): as kept up to
+    date, or with ``exact`` summed again from the tables (and stored)."""
+    if infs[y, b] > 0:
+        return np.inf
+    if exact:
+        total = 0.0
+        for k in range(inc_ptr[y], inc_ptr[y + 1]):
+            total += tmax[inc_table[k]] - mm[k, b]
+        red[y, b] = total
+    return red[y, b]
+
+
+@nb.njit(cache=True, _nrt=False)
+def _rescan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red, infs,
+            finite, infinite, digit):
+    """Table ``t``'s maxima recomputed (:func:`_scan`), and the reduced costs with them."""
+    _account(t, -1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+    _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
+          digit)
+    _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
+          digit):
+    """Table ``t``'s maximum over the entries the domains allow, and its maximum
+    at each value of each of its variables."""
+    first, last = ptr[t], ptr[t + 1]
+    for j in range(first, last):
+        for b in range(arity[var[j]]):
+            mm[k_of_slot[j], b] = -np.inf
+        digit[j - first] = 0
+    # the entry's value of each variable as an odometer (the last variable
+    # fastest, as the table is laid out): no division per entry
+    top = -np.inf
+    for e in range(size[t]):
+        value = values[offset[t] + e]
+        if value > -np.inf:
+            allowed = True
+            for j in range(first, last):
+                if not dom[var[j], digit[j - first]]:
+                    allowed = False
+                    break
+            if allowed:
+                if value > top:
+                    top = value
+                for j in range(first, last):
+                    k, a = k_of_slot[j], digit[j - first]
+                    if value > mm[k, a]:
+                        mm[k, a] = value
+        j = last - 1
+        while j >= first:
+            digit[j - first] += 1
+            if digit[j - first] < arity[var[j]]:
+                break
+            digit[j - first] = 0
+            j -= 1
+    _set_max(t, top, tmax, finite, infinite)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _set_max(t, value, tmax, finite, infinite):
+    """Table ``t``'s maximum set to ``value``, and the sum of the maxima with it."""
+    if tmax[t] == -np.inf:
+        infinite[0] -= 1
+    else:
+        finite[0] -= tmax[t]
+    tmax[t] = value
+    if value == -np.inf:
+        infinite[0] += 1
+    else:
+        finite[0] += value
+
+
+@nb.njit(cache=True, _nrt=False)
+def _total(exact, tmax, finite, infinite):
+    """The sum of the tables' maxima: as kept up to date, or with ``exact``
+    summed again (and stored)."""
+    if infinite[0] > 0:
+        return -np.inf
+    if exact:
+        total = 0.0
+        for t in range(tmax.shape[0]):
+            total += tmax[t]
+        finite[0] = total
+    return finite[0]
+
+
+@nb.njit(cache=True, _nrt=False)
+def rescan_all(count, static, work):
+    """Every table's maxima and every reduced cost computed afresh."""
+    ptr, var, _, offset, size, values, arity, _, _, k_of_slot = static
+    dom, tmax, mm, red, infs = work[0], work[3], work[4], work[5], work[6]
+    finite, infinite, digit = work[12], work[13], work[14]
+    tmax[:] = 0.0
+    red[:] = 0.0
+    infs[:] = 0
+    finite[0] = 0.0
+    infinite[0] = 0
+    for t in range(count):
+        _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite,
+              infinite, digit)
+        _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail, ftrail):
+    """Put table ``t``'s maxima on the trail, once per trial; False when it is full."""
+    if stamp[t] == state[7]:
+        return True
+    need = 1
+    for j in range(ptr[t], ptr[t + 1]):
+        need += arity[var[j]]
+    if state[5] >= ttrail.shape[0] or state[6] + need > ftrail.shape[0]:
+        state[8] = 1
+        return False
+    ttrail[state[5]] = t
+    state[5] += 1
+    f = state[6]
+    ftrail[f] = tmax[t]
+    f += 1
+    for j in range(ptr[t], ptr[t + 1]):
+        a = arity[var[j]]
+        for b in range(a):
+            ftrail[f + b] = mm[k_of_slot[j], b]
+        f += a
+    state[6] = f
+    stamp[t] = state[7]
+    return True
+
+
+@nb.njit(cache=True, _nrt=False)
+def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, infs, stamp,
+          dtrail, ttrail, ftrail, finite, infinite):
+    """Back to the trail lengths ``marks`` (values, tables, floats)."""
+    top = dom.shape[1]
+    while state[4] > marks[0]:
+        state[4] -= 1
+        x, a = dtrail[state[4]] // top, dtrail[state[4]] % top
+        dom[x, a] = True
+        dsize[x] += 1
+    f = state[6]
+    while state[5] > marks[1]:
+        state[5] -= 1
+        t = ttrail[state[5]]
+        _account(t, -1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+        for j in range(ptr[t + 1] - 1, ptr[t] - 1, -1):
+            a = arity[var[j]]
+            f -= a
+            for b in range(a):
+                mm[k_of_slot[j], b] = ftrail[f + b]
+        f -= 1
+        _set_max(t, ftrail[f], tmax, finite, infinite)
+        _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+        stamp[t] = -1
+    state[6] = f
+
+
+@nb.njit(cache=True, _nrt=False)
+def _remove(x, a, state, dom, dsize, dtrail):
+    dom[x, a] = False
+    dsize[x] -= 1
+    dtrail[state[4]] = x * dom.shape[1] + a
+    state[4] += 1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _matters(t, k, a, ptr, var, arity, k_of_slot, dom, tmax, mm):
+    """Whether removing value ``a`` of the variable of incidence ``k`` can lower
+    table ``t``'s maxima: only if the table's best entry with that value is at
+    least its maximum, or at least the maximum at some allowed value of another
+    of its variables (where it may have been that maximum)."""
+    v = mm[k, a]
+    if v == -np.inf:
+        return False
+    if v >= tmax[t]:
+        return True
+    for j in range(ptr[t], ptr[t + 1]):
+        other = k_of_slot[j]
+        if other == k:
+            continue
+        for b in range(arity[var[j]]):
+            if dom[var[j], b] and mm[other, b] <= v:
+                return True
+    return False
+
+
+@nb.njit(cache=True, _nrt=False)
+def root_propagate(state, scalars, target, static, work):
+    """:func:`_propagate` of every value removed so far, from the tuples the
+    class keeps."""
+    ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
+    (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
+     infinite, digit) = work
+    return _propagate(state, scalars, target, 0, ptr, var, offset, size, values, arity, inc_ptr,
+                      inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp,
+                      touched, dtrail, ttrail, ftrail, finite, infinite, digit)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _propagate(state, scalars, target, start, ptr, var, offset, size, values, arity, inc_ptr,
+               inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
+               dtrail, ttrail, ftrail, finite, infinite, digit):
+    """Recompute the tables that the values removed since trail position
+    ``start`` may lower and remove every value whose reduced cost leaves it no
+    better than the floor, until nothing changes; the node's bound, or ``-inf``
+    when a domain empties (the culprit's weight grows) or the trail is full."""
+    n = arity.shape[0]
+    top = dom.shape[1]
+    floor = floor_of(scalars, target)
+    # stamps of this trial's tables already recomputed in the current round
+    fresh = state[7] + (1 << 40)
+    while True:
+        rescanned = 0
+        end = state[4]
+        for i in range(start, end):
+            x, a = dtrail[i] // top, dtrail[i] % top
+            for k in range(inc_ptr[x], inc_ptr[x + 1]):
+                t = inc_table[k]
+                if stamp[t] == fresh or not _matters(t, k, a, ptr, var, arity, k_of_slot, dom,
+                                                     tmax, mm):
+                    continue
+                if not _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail,
+                             ftrail):
+                    return -np.inf
+                _rescan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red,
+                        infs, finite, infinite, digit)
+                stamp[t] = fresh
+                touched[rescanned] = t
+                rescanned += 1
+        start = end
+        for i in range(rescanned):
+            stamp[touched[i]] = state[7]
+        total = _total(False, tmax, finite, infinite)
+        if not total > floor + _NEAR * (1.0 + abs(floor)):
+            total = _total(True, tmax, finite, infinite)
+        if not total > floor:
+            return -np.inf
+        changed = False
+        largest = 0.0
+        for y in range(n):
+            if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
+                continue
+            smallest = np.inf
+            for b in range(arity[y]):
+                if not dom[y, b]:
+                    continue
+                cost = np.inf if infs[y, b] > 0 else red[y, b]
+                if not total - cost > floor + _NEAR * (1.0 + abs(floor)):
+                    # near the floor the sum kept up to date may have drifted
+                    cost = _reduced_cost(y, b, True, inc_ptr, inc_table, tmax, mm, red, infs)
+                if not total - cost > floor:
+                    _remove(y, b, state, dom, dsize, dtrail)
+                    changed = True
+                elif cost < smallest:
+                    smallest = cost
+            if dsize[y] == 0:
+                weight[y] += 1.0
+                return -np.inf
+            if smallest > largest:
+                largest = smallest
+        if not changed:
+            return total - largest
+
+
+@nb.njit(cache=True, _nrt=False)
+def _choose(arity, inc_ptr, dsize, weight):
+    """The variable with two values or more and the fewest per unit of weight; -1 if none."""
+    chosen, score = -1, np.inf
+    for x in range(arity.shape[0]):
+        if dsize[x] < 2:
+            continue
+        s = dsize[x] / (weight[x] + (inc_ptr[x + 1] - inc_ptr[x]))
+        if s < score:
+            chosen, score = x, s
+    return chosen
+
+
+@nb.njit(cache=True, _nrt=False)
+def depth_first(state, scalars, target, best, static, tab, count, work, levels, budget):
+    """Expand up to ``budget`` nodes of the depth-first search from where it stopped."""
+    ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
+    (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
+     infinite, digit) = work
+    level_var, level_order, level_count, level_next, level_marks, assign = levels
+    n = arity.shape[0]
+    nodes = 0
+    # a level to refute (its last value tried is done with: see the end of the
+    # loop), or -1; ``ended`` when backing up left the root
+    refute = -1
+    while True:
+        if refute >= 0:
+            # remove the level's last value tried and propagate, as the branch
+            # x != a of binary branching; when that leaves no value able to beat
+            # the floor, the level is done with too
+            x = level_var[refute]
+            a = level_order[refute, level_next[refute] - 1]
+            if level_next[refute] < level_count[refute] and dsize[x] >= 2 and dom[x, a]:
+                # the trail is where the value's trial started from
+                state[7] += 1
+                _remove(x, a, state, dom, dsize, dtrail)
+                if not _propagate(state, scalars, target, level_marks[refute, 0], ptr, var,
+                                  offset, size, values, arity, inc_ptr, inc_table, k_of_slot,
+                                  dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
+                                  dtrail, ttrail, ftrail, finite, infinite,
+                                  digit) > floor_of(scalars, target):
+                    _undo(level_marks[refute], state, ptr, var, arity, k_of_slot, dom, dsize,
+                          tmax, mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+                    level_next[refute] = level_count[refute]
+            refute = -1
+        if nodes >= budget or state[2] or state[8]:
+            break
+        level = state[0]
+        back_up = False
+        if not state[1]:                                 # choose at this level
+            x = _choose(arity, inc_ptr, dsize, weight)
+            if x < 0:                                    # every domain a single value
+                for y in range(n):
+                    for a in range(arity[y]):
+                        if dom[y, a]:
+                            assign[y] = a
+                value = tables_total(assign, count, tab)
+                if value > scalars[0]:
+                    scalars[0] = value
+                    for y in range(n):
+                        best[y] = assign[y]
+                back_up = True
+                state[1] = 1
+            else:
+                k = 0
+                for a in range(arity[x]):
+                    if dom[x, a]:
+                        level_order[level, k] = a
+                        k += 1
+                for i in range(1, k):                    # smallest reduced cost first
+                    a = level_order[level, i]
+                    j = i
+                    while j > 0 and red[x, level_order[level, j - 1]] > red[x, a]:
+                        level_order[level, j] = level_order[level, j - 1]
+                        j -= 1
+                    level_order[level, j] = a
+                level_var[level], level_count[level], level_next[level] = x, k, 0
+                state[1] = 1
+                continue
+        elif level_next[level] == level_count[level]:    # every value tried: back up
+            back_up = True
+        if back_up:
+            # return to the parent and refute its value; at the root, end the run
+            if level == 0:
+                state[2] = 1
+                break
+            state[0] = level - 1
+            _undo(level_marks[level - 1], state, ptr, var, arity, k_of_slot, dom, dsize, tmax,
+                  mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+            refute = level - 1
+            continue
+        x = level_var[level]
+        a = level_order[level, level_next[level]]
+        level_next[level] += 1
+        if not dom[x, a]:
+            continue
+        level_marks[level, 0], level_marks[level, 1] = state[4], state[5]
+        level_marks[level, 2] = state[6]
+        state[7] += 1
+        for b in range(arity[x]):
+            if b != a and dom[x, b]:
+                _remove(x, b, state, dom, dsize, dtrail)
+        nodes += 1
+        bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, offset, size,
+                           values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
+                           tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
+                           infinite, digit)
+        if bound > floor_of(scalars, target):
+            state[0] = level + 1
+            state[1] = 0
+        else:
+            weight[x] += 1.0
+            _undo(level_marks[level], state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm,
+                  red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+            refute = level
+    state[3] += nodes
