@@ -16,6 +16,10 @@ import numpy as np
 __all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum",
            "tables_total", "slack", "sort_best_first"]
 
+# The compiled lookups allocate nothing, so they are compiled without numba's
+# reference counting (``_nrt=False``): every search calls them at each node, and
+# counting the arrays of ``tab`` at each call, atomically, cost more than the lookup
+
 # Two values closer than this (relative) are not told apart when pruning: the
 # heuristic and the search add the same logs in different orders
 _TOLERANCE = 1e-9
@@ -58,7 +62,7 @@ def table_sizes(tab) -> np.ndarray:
     return np.diff(np.append(offset, len(values)))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def table_value(t, assign, tab):
     """The value of flat table ``t`` at ``assign`` (``tab`` from :func:`flat_tables`)."""
     ptr, var, stride, offset, values = tab
@@ -68,7 +72,7 @@ def table_value(t, assign, tab):
     return values[index]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def sort_best_first(scores, labels, row, k):
     """Sort ``scores[row, :k]`` in decreasing order, ``labels`` alongside (insertion
     sort: a variable's few values)."""
@@ -89,7 +93,7 @@ def flat_lists(lists):
     return ptr, np.array([t for x in lists for t in x], dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def tables_sum(csr, v, assign, tab):
     """The sum of the flat tables of list ``v`` of ``csr`` (from :func:`flat_lists`)
     at ``assign``."""
@@ -100,7 +104,7 @@ def tables_sum(csr, v, assign, tab):
     return s
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def tables_total(assign, count, tab):
     """The sum of the first ``count`` flat tables at ``assign`` (constants included)."""
     total = 0.0
@@ -109,7 +113,7 @@ def tables_total(assign, count, tab):
     return total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def slack(t):
     """How far above ``t`` a value may be and still count as ``t`` (0 when ``t``
     is infinite)."""
