@@ -38,10 +38,6 @@ from .lp_search import lp_arrays, round_into_incumbent
 
 __all__ = ["DiveSearch"]
 
-# The compiled dive allocates nothing, so it is compiled without
-# numba's reference counting (``_nrt=False``): counting the arrays passed to
-# each helper, atomically, took a quarter of the search's time (Grids_26)
-
 # Parked nodes (57 bytes each with the heap; the arrays are touched only as they fill)
 _OPEN_NODES = 1 << 22
 # Backtracks before a dive parks its open branches: enough that a dive mostly ends
@@ -173,7 +169,7 @@ class DiveSearch(Engine):
         return int(self.state[9])
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True)
 def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val, cand_f,
                    cand_n, cand_next, f_at, assign, best, state, scalars, node_parent,
                    node_value, node_depth, node_f, node_tested, heap_f, heap_d, heap_node, lp,
@@ -211,8 +207,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 state[11] -= 1
             elif d > 0 and sweeps > 0 and not node_tested[root]:
                 node_tested[root] = True
-                for i in range(d):
-                    fixed[seq[i]] = True
+                fixed[seq[:d]] = True
                 floor = scalars[0] - slack(scalars[0])
                 lp_bound = conditioned_bound(fixed, assign, originals, stride, offset, size,
                                              tab[4], work, arity, inc_ptr, inc_table, inc_slot,
@@ -222,8 +217,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 if lp_bound > floor:
                     if round_into_incumbent(assign, lp, tab, arity, scalars, best):
                         floor = scalars[0] - slack(scalars[0])
-                for i in range(d):
-                    fixed[seq[i]] = False
+                fixed[seq[:d]] = False
                 # a test that does not drop its node was mostly wasted: after k such
                 # tests in a row, the next 2^k - 1 nodes go untested
                 refuted = not lp_bound > floor
@@ -245,8 +239,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
         if d == m:                                   # a complete assignment
             if f_at[m] > scalars[0]:
                 scalars[0] = f_at[m]
-                for y in range(assign.shape[0]):
-                    best[y] = assign[y]
+                best[:] = assign
             d -= 1
             if d < bottom:
                 diving = False
@@ -310,6 +303,8 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
     return done
 
 
+# allocates nothing, so it is compiled without numba's reference counting: the dive
+# calls it at every node, and counting its dozen arrays, atomically, cost more than it
 @nb.njit(cache=True, _nrt=False)
 def _new_node(k, parent, value, depth, f, node_parent, node_value, node_depth, node_f,
               node_tested):

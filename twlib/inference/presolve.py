@@ -50,7 +50,9 @@ class Presolved:
     value added to every assignment of it (the evidence's tables and the
     scales taken out), ``fixed`` the evidence (variable -> state index) and
     ``eliminated`` each variable maximised out, in order, with its neighbours
-    and its log table over ``(variable, *neighbours)``.
+    and its log table over ``(variable, *neighbours)``.  They are kept as the
+    compiled elimination left them (``names`` and ``arity`` of the whole
+    model, then the flat records), and made into that list only when asked.
 
     >>> from twlib.datasets import load_network
     >>> pre = eliminate_low_degree(load_network("asia"), {"dysp": "yes"})
@@ -61,17 +63,44 @@ class Presolved:
     model: FactorModel
     constant: float
     fixed: dict
-    eliminated: list
+    names: list
+    arity: np.ndarray
+    records: tuple                  # (variables, neighbours, offsets, log tables)
+
+    @property
+    def eliminated(self) -> list:
+        """``(variable, neighbours, log table)`` of each variable maximised out, in order."""
+        e_var, e_nbr, e_offset, e_values = self.records
+        names, sizes = self.names, self.arity.tolist()
+        out = []
+        for k, (x, nbrs) in enumerate(zip(e_var.tolist(), e_nbr.tolist())):
+            around = [v for v in nbrs if v >= 0]
+            out.append((names[x], [names[v] for v in around],
+                        e_values[e_offset[k]:e_offset[k + 1]].reshape(
+                            [sizes[x]] + [sizes[v] for v in around])))
+        return out
 
     def completed(self, states: dict) -> dict:
         """``states`` (state index of each variable left) completed with the
         evidence and the best value of each eliminated variable, read back in
-        reverse order of elimination."""
-        full = {**states, **self.fixed}
-        for variable, neighbours, table in reversed(self.eliminated):
-            column = table[(slice(None),) + tuple(full[v] for v in neighbours)]
-            full[variable] = int(np.argmax(column))
-        return full
+        reverse order of elimination.
+
+        >>> from twlib.datasets import load_network
+        >>> pre = eliminate_low_degree(load_network("asia"), {"dysp": "yes"})
+        >>> pre.completed({})["bronc"]
+        0
+        """
+        row = self.completed_row(states)
+        return {v: int(s) for v, s in zip(self.names, row.tolist()) if s >= 0}
+
+    def completed_row(self, states: dict) -> np.ndarray:
+        """:meth:`completed` as state indices in the whole model's variable order."""
+        index = {v: k for k, v in enumerate(self.names)}
+        row = np.full(len(self.names), -1, dtype=np.int64)
+        for v, s in {**states, **self.fixed}.items():
+            row[index[v]] = s
+        _complete(row, self.arity, *self.records)
+        return row
 
 
 def presolved(model, evidence, solve) -> MPEResult:
@@ -99,15 +128,14 @@ def presolved(model, evidence, solve) -> MPEResult:
     else:                               # a forest: the elimination alone is exact
         result = MPEResult.exact({}, 0.0, "variable elimination", history=[])
         states = {}
-    full = pre.completed(states)
-    row = [full[v] for v in model.variables]
-    value = float(model.log_values([row])[0])
+    row = pre.completed_row(states)
+    value = float(model.log_values(row[None])[0])
     bound = value if result.status == "optimal" else max(result.bound + pre.constant, value)
     # the solver's clock started after the elimination: its times move by that much
     offset = clock.now() - started - result.stats.get("seconds", 0.0)
     history = [(t + offset, v + pre.constant, b + pre.constant)
                for t, v, b in result.stats.get("history", [])]
-    assignment = {v: model.states(v)[full[v]] for v in model.variables}
+    assignment = {v: model.states(v)[s] for v, s in zip(model.variables, row.tolist())}
     stats = {**result.stats, "history": history, "eliminated": len(pre.eliminated),
              "seconds": clock.now() - started,
              "compile_seconds": clock.compile_seconds() - compiled}
@@ -145,21 +173,14 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     if not possible:
         return None
     names, sizes = model.variables, arity.tolist()
-    # as lists: numpy scalars made these loops, one step per variable or table,
-    # cost as much as the compiled elimination
-    eliminated = []
-    bounds = e_offset.tolist()
-    for k, (x, nbrs) in enumerate(zip(e_var.tolist(), e_nbr.tolist())):
-        around = [v for v in nbrs if v >= 0]
-        eliminated.append((names[x], [names[v] for v in around],
-                           e_values[bounds[k]:bounds[k + 1]].reshape(
-                               [sizes[x]] + [sizes[v] for v in around])))
     live = np.flatnonzero(alive)
     tops, scaled, representable = _peaks_out(live, t_offset, t_values, _SPAN)
     if not representable:
         return None
     constant += float(tops.sum())
     factors = []
+    # as lists: numpy scalars made this loop, one step per table, cost as much as
+    # the compiled elimination
     ptr, scopes, at = t_ptr.tolist(), t_var.tolist(), t_offset.tolist()
     for t in live.tolist():
         scope = scopes[ptr[t]:ptr[t + 1]]
@@ -171,7 +192,28 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     reduced = FactorModel(kept_names, {v: model.states(v) for v in kept_names}, factors,
                           name=model.name, check=False)
     fixed = {names[k]: s for k, s in ev.items()}
-    return Presolved(reduced, constant, fixed, eliminated)
+    return Presolved(reduced, constant, fixed, names, arity, (e_var, e_nbr, e_offset, e_values))
+
+
+@nb.njit(cache=True)
+def _complete(row, arity, e_var, e_nbr, e_offset, e_values):
+    """Each eliminated variable's best value given its neighbours' in ``row``,
+    read back in reverse order of elimination (the first best on ties, as
+    ``argmax``); its table is over ``(variable, *neighbours)``, C-ordered."""
+    for k in range(e_var.shape[0] - 1, -1, -1):
+        x = e_var[k]
+        at, step = 0, 1
+        for i in range(e_nbr.shape[1] - 1, -1, -1):
+            v = e_nbr[k, i]
+            if v >= 0:
+                at += row[v] * step
+                step *= arity[v]
+        best, top = 0, -np.inf
+        for a in range(arity[x]):
+            value = e_values[e_offset[k] + a * step + at]
+            if value > top:
+                best, top = a, value
+        row[x] = best
 
 
 @nb.njit(cache=True)
