@@ -300,7 +300,9 @@ def _clamp(x, keep, stride, offset, size, values, arity, inc_ptr, inc_table, inc
                     values[start + a * step:start + (a + 1) * step] = -np.inf
 
 
-@nb.njit(cache=True)
+# the star updates allocate nothing: compiled without numba's reference counting,
+# which counted their arrays at every call (a seventh of a sweep)
+@nb.njit(cache=True, _nrt=False)
 def _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot, m,
                    total):
     """Each table's max-marginal over ``x`` into ``m[k]``, their sum into ``total``.
@@ -318,15 +320,20 @@ def _max_marginals(x, stride, offset, size, values, arity, inc_ptr, inc_table, i
         end = offset[t] + size[t]
         for a in range(ax):
             top_a = -np.inf
-            for start in range(offset[t] + a * step, end, ax * step):
-                for e in range(start, start + step):
+            if step == 1:                  # x the last axis: one strided run
+                for e in range(offset[t] + a, end, ax):
                     if values[e] > top_a:
                         top_a = values[e]
+            else:
+                for start in range(offset[t] + a * step, end, ax * step):
+                    for e in range(start, start + step):
+                        if values[e] > top_a:
+                            top_a = values[e]
             m[k, a] = top_a
             total[a] += top_a
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _star_updates(xs, sweeps, stride, offset, size, values, arity, inc_ptr, inc_table, inc_slot,
                   m, total):
     """``sweeps`` rounds of the star update of each variable of ``xs`` in
@@ -351,13 +358,18 @@ def _star_updates(xs, sweeps, stride, offset, size, values, arity, inc_ptr, inc_
                 step = stride[inc_slot[inc_ptr[x] + k]]
                 end = offset[t] + size[t]
                 for a in range(ax):
-                    impossible = total[a] == -np.inf
-                    shift = 0.0 if impossible else total[a] / deg - m[k, a]
-                    for start in range(offset[t] + a * step, end, ax * step):
-                        for e in range(start, start + step):
-                            if impossible:
+                    if total[a] == -np.inf:
+                        for start in range(offset[t] + a * step, end, ax * step):
+                            for e in range(start, start + step):
                                 values[e] = -np.inf
-                            else:
+                        continue
+                    shift = total[a] / deg - m[k, a]
+                    if step == 1:
+                        for e in range(offset[t] + a, end, ax):
+                            values[e] += shift
+                    else:
+                        for start in range(offset[t] + a * step, end, ax * step):
+                            for e in range(start, start + step):
                                 values[e] += shift
 
 
