@@ -206,3 +206,23 @@ def test_an_order_with_its_cost_is_the_cost_measured_again(n, density, method, s
                                                      with_cost=True)
     assert order == graphs.elimination_order(graph, method=method, weights=weights)
     assert (width, entries) == pytest.approx(graphs.elimination_cost(graph, order, weights))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 14), method=st.sampled_from(
+    graphs.ORDER_HEURISTICS))
+def test_greedy_entries_from_scopes_equal_the_order_of_the_graph(seed, n, method):
+    """The tree size from scopes alone is that of the same greedy order on the
+    graph the scopes make, and a cap below it gives up with ``inf``."""
+    rng = np.random.default_rng(seed)
+    scopes = [sorted(rng.choice(n, size=int(rng.integers(1, min(n, 4) + 1)), replace=False)
+                     .tolist()) for _ in range(int(rng.integers(1, 2 * n + 1)))]
+    weights = rng.integers(1, 4, size=n).tolist()
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((a, b) for s in scopes for i, a in enumerate(s) for b in s[i + 1:])
+    _, _, entries = graphs.elimination_order(graph, method=method, weights=weights,
+                                             with_cost=True)
+    assert graphs.greedy_entries(scopes, weights, method=method) == pytest.approx(entries)
+    assert graphs.greedy_entries(scopes, weights, method=method,
+                                 stop_above=0.5) == np.inf

@@ -22,7 +22,7 @@ from .errors import BudgetExceeded, InputError, InternalError
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "ORDER_METHODS", "elimination_order", "elimination_cost",
-           "greedy_elimination", "induced_graph", "treewidth_upper_bound",
+           "greedy_elimination", "greedy_entries", "induced_graph", "treewidth_upper_bound",
            "treewidth_exact", "treewidth_at_most", "simplicial_reduction", "width_obstruction",
            "clique_tree",
            "has_running_intersection", "ktree_elimination_order",
@@ -368,11 +368,40 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
     return order, width, entries
 
 
+def greedy_entries(scopes, weights, *, method: str = "min-degree",
+                   stop_above: float | None = None) -> float:
+    """The table entries of the junction tree of one greedy order (``method``
+    as in :func:`elimination_order`) of the graph in which each of ``scopes``
+    (lists of node indices ``0 .. len(weights) - 1``) is a clique, nodes of
+    ``weights`` states; ``inf`` once a clique passes ``stop_above``.  For a
+    caller that only asks how large a tree would be: no graph object is built.
+
+    >>> greedy_entries([[0, 1], [1, 2]], [2, 2, 2])
+    8.0
+    """
+    if method not in ORDER_HEURISTICS:
+        raise InputError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
+    w = _node_weights(range(len(weights)), list(weights), required=True)
+    if not len(w):
+        return 0.0
+    ends = np.array([(a, b) for scope in scopes for i, a in enumerate(scope)
+                     for b in scope[i + 1:] if a != b], dtype=np.int64).reshape(-1, 2)
+    give_up = np.inf if stop_above is None else math.log(stop_above)
+    _, _, entries = greedy_elimination(_bitset_rows_of(len(w), ends), _KIND[method], w, 0.0, 0,
+                                       _NO_ORDER, np.zeros(0, np.bool_), give_up)
+    return float(entries)
+
+
 def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
     index = {v: i for i, v in enumerate(nodes)}
-    adj = np.zeros((len(nodes), (len(nodes) + 63) // 64), dtype=np.uint64)
     ends = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],
                     dtype=np.int64).reshape(-1, 2)
+    return _bitset_rows_of(len(nodes), ends)
+
+
+def _bitset_rows_of(n, ends) -> np.ndarray:
+    """Bitset rows of the graph on nodes ``0 .. n - 1`` with edges ``ends`` (pairs)."""
+    adj = np.zeros((n, (n + 63) // 64), dtype=np.uint64)
     # both directions at once: a numpy step per edge cost as much as a greedy order
     rows, cols = np.concatenate([ends, ends[:, ::-1]]).T
     bits = np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .. import clock
 from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
-from ..graphs import elimination_order
+from ..graphs import elimination_order, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
                     SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, TREE_ENTRIES_PER_SECOND,
@@ -70,9 +70,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
 
     def solve(reduced, reduced_evidence):
         budget = tree_budget_gb(max_memory_gb, left())
-        graph = reduced.interaction_graph()
-        weights = {v: reduced.arity(v) for v in reduced.variables}
-        tree_seconds = _tree_seconds(graph, weights, budget)
+        tree_seconds = _tree_seconds(reduced, budget)
         turns = None
         if tree_seconds is None or tree_seconds >= SEARCH_FROM_QUERY_SECONDS:
             turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb)
@@ -83,7 +81,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                 turns.run(left() / 10, clock.now() + SEARCH_SHARE_OF_TREE * tree_seconds,
                           turns=2)
         if turns is None or not turns.ended:
-            tree = _tree_that_fits(reduced, budget, left(), graph=graph, weights=weights)
+            tree = _tree_that_fits(reduced, budget, left())
             if tree is not None:
                 return mpe_by_tree(tree, reduced, reduced_evidence,
                                    lambda row: reduced.log_values([row])[0])
@@ -151,29 +149,28 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
                                   executor=executor, progress=progress)
 
 
-def _tree_seconds(graph, weights, budget_gb):
-    """The seconds a junction tree of ``graph`` (variables of ``weights``
-    states) is expected to take by its min-degree order, the cheapest greedy
-    one; None when that order's tables would not fit ``budget_gb`` (a better
-    order may still fit)."""
-    _, _, entries = elimination_order(graph, method="min-degree", weights=weights,
-                                      stop_above=budget_gb * 2**30 / 8, with_cost=True)
+def _tree_seconds(model, budget_gb):
+    """The seconds a junction tree of ``model`` is expected to take by its
+    min-degree order, the cheapest greedy one; None when that order's tables
+    would not fit ``budget_gb`` (a better order may still fit)."""
+    index = {v: k for k, v in enumerate(model.variables)}
+    entries = greedy_entries([[index[v] for v in f.variables] for f in model.factors],
+                             [model.arity(v) for v in model.variables],
+                             stop_above=budget_gb * 2**30 / 8)
     if tables_gib(entries, 0) > budget_gb:
         return None
     return entries / TREE_ENTRIES_PER_SECOND
 
 
-def _tree_that_fits(model, budget_gb, time_limit, *, graph=None, weights=None):
-    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None
-    (``graph`` and ``weights``: the model's interaction graph and numbers of
-    states, if at hand).
+def _tree_that_fits(model, budget_gb, time_limit):
+    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None.
 
     The restarts that look for a smaller tree get a twentieth of the time: they
     decide whether the tree fits, and are lost time when it does not (and not
     tried when the greedy orders miss the budget by orders of magnitude).
     """
-    graph = model.interaction_graph() if graph is None else graph
-    weights = {v: model.arity(v) for v in model.variables} if weights is None else weights
+    graph = model.interaction_graph()
+    weights = {v: model.arity(v) for v in model.variables}
     order, _, entries = elimination_order(graph, method="auto", weights=weights,
                                           time_limit=time_limit / 20,
                                           stop_above=FAR_OVER * budget_gb * 2**30 / 8,
