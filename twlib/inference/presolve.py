@@ -68,6 +68,11 @@ class Presolved:
     records: tuple                  # (variables, neighbours, offsets, log tables)
 
     @property
+    def eliminated_count(self) -> int:
+        """How many variables were maximised out (without making their records)."""
+        return len(self.records[0])
+
+    @property
     def eliminated(self) -> list:
         """``(variable, neighbours, log table)`` of each variable maximised out, in order."""
         e_var, e_nbr, e_offset, e_values = self.records
@@ -120,7 +125,7 @@ def presolved(model, evidence, solve) -> MPEResult:
     model = as_factor_model(model)
     started, compiled = clock.now(), clock.compile_seconds()
     pre = eliminate_low_degree(model, evidence)
-    if pre is None or not pre.eliminated:
+    if pre is None or not pre.eliminated_count:
         return solve(model, evidence)
     if pre.model.variables:
         result = solve(pre.model, None)
@@ -136,7 +141,7 @@ def presolved(model, evidence, solve) -> MPEResult:
     history = [(t + offset, v + pre.constant, b + pre.constant)
                for t, v, b in result.stats.get("history", [])]
     assignment = {v: model.states(v)[s] for v, s in zip(model.variables, row.tolist())}
-    stats = {**result.stats, "history": history, "eliminated": len(pre.eliminated),
+    stats = {**result.stats, "history": history, "eliminated": pre.eliminated_count,
              "seconds": clock.now() - started,
              "compile_seconds": clock.compile_seconds() - compiled}
     return MPEResult(assignment, value, bound, result.status, result.method, stats)
