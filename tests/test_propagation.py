@@ -106,3 +106,34 @@ def test_an_incumbent_given_by_another_search_prunes_and_is_kept():
     while not search.finished:
         search.run(100)
     assert scalars[0] == top and (best == -1).all()     # nothing beats it, nothing replaced it
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 9), zeros=st.sampled_from([0.0, 0.3]))
+def test_the_tree_of_largest_reduced_costs_holds_each_variables_largest(seed, n_vars, zeros):
+    """Each variable not marked since the tree was last read has its largest
+    reduced cost over its values left at its leaf (-inf once it has one value
+    or no table), and each node whose leaves are all read is their maximum."""
+    model, evidence = random_model(seed, n_vars, zeros)
+    _, _, search = search_over(model, evidence, 0.5)
+    dom, dsize, red, infs = search.dom, search.dsize, search.work[5], search.work[6]
+    dirty, seg = search.work[15], search.work[17]
+    inc_ptr = search.static[7]
+    leaves = len(seg) // 2
+    for _ in range(30):
+        if search.finished:
+            break
+        stale = np.zeros(2 * leaves, dtype=bool)
+        for y in range(len(search.arity)):
+            stale[leaves + y] = dirty[y]
+            if dirty[y]:
+                continue
+            costs = [np.inf if infs[y, b] > 0 else red[y, b]
+                     for b in range(search.arity[y]) if dom[y, b]]
+            free = dsize[y] >= 2 and inc_ptr[y + 1] > inc_ptr[y]
+            assert seg[leaves + y] == (max(costs) if free else -np.inf)
+        for at in range(leaves - 1, 0, -1):
+            stale[at] = stale[2 * at] or stale[2 * at + 1]
+            if not stale[at]:
+                assert seg[at] == max(seg[2 * at], seg[2 * at + 1])
+        search.run(1)

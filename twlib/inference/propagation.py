@@ -58,6 +58,11 @@ _FIRST_STEP = 0.01
 _LARGEST_STEP = 1e6
 
 
+def _leaves(n: int) -> int:
+    """The leaves of a binary tree over ``n`` variables: the power of two from ``n``."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
 class PropagationSearch(Engine):
     """The search's state in flat arrays, so that it can stop and resume: an
     engine of the portfolio (:mod:`twlib.inference.engine`).
@@ -114,13 +119,19 @@ class PropagationSearch(Engine):
                      np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
                      np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64),
-                     np.zeros(max(1, int(np.diff(ptr).max(initial=0))), dtype=np.int64))
+                     np.zeros(max(1, int(np.diff(ptr).max(initial=0))), dtype=np.int64),
+                     # the variables marked since the tree of their largest
+                     # reduced costs was read, the tree, and the variables it
+                     # finds (with room for its walk's pending nodes)
+                     np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int64),
+                     np.empty(2 * _leaves(n)), np.empty(n + 2 * _leaves(n).bit_length() + 2,
+                                                        dtype=np.int64))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
         # level, trying (else choosing), finished, nodes, trail lengths (values,
-        # tables, floats), stamp, trail full
-        self.state = np.zeros(9, dtype=np.int64)
+        # tables, floats), stamp, trail full, variables marked
+        self.state = np.zeros(10, dtype=np.int64)
         self.target = np.array([-np.inf])
         self.counted = 0
         self.reset()
@@ -154,7 +165,7 @@ class PropagationSearch(Engine):
         self.dom[:] = np.arange(self.dom.shape[1]) < self.dsize[:, None]
         self.state[:] = 0
         self.work[7][:] = -1
-        rescan_all(self.count, self.static, self.work)
+        rescan_all(self.count, self.state, self.static, self.work)
         self.root_bound = root_propagate(self.state, self.scalars, self.target, self.static,
                                           self.work)
         if not self.root_bound > floor_of(self.scalars, self.target):

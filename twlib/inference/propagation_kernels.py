@@ -7,7 +7,18 @@ arrays one by one, not as the tuples the class keeps them in, which would be
 copied whole at every call.  Their arguments, in this order: the tables ``ptr,
 var, offset, size, values, arity, inc_ptr, inc_table, k_of_slot`` and the
 state ``dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
-ttrail, ftrail, finite, infinite, digit`` (see ``PropagationSearch.__init__``).
+ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` (see
+``PropagationSearch.__init__``).
+
+A round of propagation removes the values whose reduced cost has reached the
+bound's margin over the floor.  Scanning every variable for them, each round,
+took half the search's time on models of hundreds of variables of which only a
+few changed; so each variable's largest reduced cost over its values left is
+kept in a max segment tree (``seg``, leaves from ``seg.shape[0] // 2``), and a
+round visits only the variables whose largest reaches the margin (listed in
+``found``).  A change marks the variable ``dirty`` (listed in ``marked``,
+counted in ``state[9]``), and the tree takes the marked variables' new
+largest before it is read.
 
 The class calls four entry points: :func:`floor_of`, :func:`rescan_all`,
 :func:`root_propagate` and :func:`depth_first`.
@@ -33,11 +44,84 @@ def floor_of(scalars, target):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _account(t, sign, ptr, var, arity, k_of_slot, tmax, mm, red, infs):
+def _mark(y, state, dirty, marked):
+    """Note that variable ``y``'s reduced costs or values left have changed."""
+    if not dirty[y]:
+        dirty[y] = True
+        marked[state[9]] = y
+        state[9] += 1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _largest_cost(y, dom, dsize, red, infs, arity, inc_ptr):
+    """The largest reduced cost over ``y``'s values left; ``-inf`` when ``y``
+    is not to be branched on (one value left, or in no table)."""
+    if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
+        return -np.inf
+    top = -np.inf
+    for b in range(arity[y]):
+        if dom[y, b]:
+            cost = np.inf if infs[y, b] > 0 else red[y, b]
+            if cost > top:
+                top = cost
+    return top
+
+
+@nb.njit(cache=True, _nrt=False)
+def _refresh(state, dirty, marked, seg, dom, dsize, red, infs, arity, inc_ptr):
+    """The marked variables' largest reduced costs into the tree, each leaf's
+    ancestors raised or lowered until one does not change."""
+    leaves = seg.shape[0] // 2
+    for i in range(state[9]):
+        y = marked[i]
+        dirty[y] = False
+        at = leaves + y
+        seg[at] = _largest_cost(y, dom, dsize, red, infs, arity, inc_ptr)
+        at //= 2
+        while at >= 1:
+            top = max(seg[2 * at], seg[2 * at + 1])
+            if seg[at] == top:
+                break
+            seg[at] = top
+            at //= 2
+    state[9] = 0
+
+
+@nb.njit(cache=True, _nrt=False)
+def _reaching(threshold, seg, found, n):
+    """How many of the ``n`` variables have a largest reduced cost of at least
+    ``threshold`` in the tree; they are put at the start of ``found``."""
+    leaves = seg.shape[0] // 2
+    count = 0
+    if not seg[1] >= threshold:
+        return 0
+    # depth first over the tree, the nodes to visit kept past the variables
+    # found: at most one pending node per level, and the tree has as many
+    # levels as a leaf index has bits
+    stack = found.shape[0] - 1
+    found[stack] = 1
+    while stack < found.shape[0]:
+        at = found[stack]
+        stack += 1
+        if at >= leaves:
+            if at - leaves < n:               # not a leaf past the variables
+                found[count] = at - leaves
+                count += 1
+            continue
+        for child in (2 * at + 1, 2 * at):
+            if seg[child] >= threshold:
+                stack -= 1
+                found[stack] = child
+    return count
+
+
+@nb.njit(cache=True, _nrt=False)
+def _account(t, sign, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked):
     """Add (``sign`` 1) or take away (-1) table ``t``'s terms in the reduced
     costs of its variables' values."""
     for j in range(ptr[t], ptr[t + 1]):
         y, k = var[j], k_of_slot[j]
+        _mark(y, state, dirty, marked)
         for b in range(arity[y]):
             if mm[k, b] == -np.inf:
                 infs[y, b] += sign
@@ -60,13 +144,13 @@ def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _rescan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red, infs,
-            finite, infinite, digit):
+def _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red,
+            infs, finite, infinite, digit, dirty, marked):
     """Table ``t``'s maxima recomputed (:func:`_scan`), and the reduced costs with them."""
-    _account(t, -1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+    _account(t, -1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
     _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
           digit)
-    _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+    _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -136,11 +220,13 @@ def _total(exact, tmax, finite, infinite):
 
 
 @nb.njit(cache=True, _nrt=False)
-def rescan_all(count, static, work):
-    """Every table's maxima and every reduced cost computed afresh."""
-    ptr, var, _, offset, size, values, arity, _, _, k_of_slot = static
-    dom, tmax, mm, red, infs = work[0], work[3], work[4], work[5], work[6]
+def rescan_all(count, state, static, work):
+    """Every table's maxima, every reduced cost and the tree of the largest
+    computed afresh."""
+    ptr, var, _, offset, size, values, arity, inc_ptr, _, k_of_slot = static
+    dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
     finite, infinite, digit = work[12], work[13], work[14]
+    dirty, marked, seg = work[15], work[16], work[17]
     tmax[:] = 0.0
     red[:] = 0.0
     infs[:] = 0
@@ -149,7 +235,15 @@ def rescan_all(count, static, work):
     for t in range(count):
         _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite,
               infinite, digit)
-        _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+        _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
+    dirty[:] = False
+    state[9] = 0
+    leaves = seg.shape[0] // 2
+    seg[:] = -np.inf
+    for y in range(arity.shape[0]):
+        seg[leaves + y] = _largest_cost(y, dom, dsize, red, infs, arity, inc_ptr)
+    for at in range(leaves - 1, 0, -1):
+        seg[at] = max(seg[2 * at], seg[2 * at + 1])
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -180,7 +274,7 @@ def _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail, ftrail)
 
 @nb.njit(cache=True, _nrt=False)
 def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, infs, stamp,
-          dtrail, ttrail, ftrail, finite, infinite):
+          dtrail, ttrail, ftrail, finite, infinite, dirty, marked):
     """Back to the trail lengths ``marks`` (values, tables, floats)."""
     top = dom.shape[1]
     while state[4] > marks[0]:
@@ -188,11 +282,12 @@ def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, i
         x, a = dtrail[state[4]] // top, dtrail[state[4]] % top
         dom[x, a] = True
         dsize[x] += 1
+        _mark(x, state, dirty, marked)
     f = state[6]
     while state[5] > marks[1]:
         state[5] -= 1
         t = ttrail[state[5]]
-        _account(t, -1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+        _account(t, -1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
         for j in range(ptr[t + 1] - 1, ptr[t] - 1, -1):
             a = arity[var[j]]
             f -= a
@@ -200,15 +295,16 @@ def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, i
                 mm[k_of_slot[j], b] = ftrail[f + b]
         f -= 1
         _set_max(t, ftrail[f], tmax, finite, infinite)
-        _account(t, 1, ptr, var, arity, k_of_slot, tmax, mm, red, infs)
+        _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
         stamp[t] = -1
     state[6] = f
 
 
 @nb.njit(cache=True, _nrt=False)
-def _remove(x, a, state, dom, dsize, dtrail):
+def _remove(x, a, state, dom, dsize, dtrail, dirty, marked):
     dom[x, a] = False
     dsize[x] -= 1
+    _mark(x, state, dirty, marked)
     dtrail[state[4]] = x * dom.shape[1] + a
     state[4] += 1
 
@@ -237,26 +333,40 @@ def _matters(t, k, a, ptr, var, arity, k_of_slot, dom, tmax, mm):
 @nb.njit(cache=True, _nrt=False)
 def root_propagate(state, scalars, target, static, work):
     """:func:`_propagate` of every value removed so far, from the tuples the
-    class keeps."""
+    class keeps; the root's bound: the sum of the maxima lowered by the
+    largest over the variables of their smallest reduced cost (every
+    assignment pays at least that on each variable)."""
     ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit) = work
-    return _propagate(state, scalars, target, 0, ptr, var, offset, size, values, arity, inc_ptr,
-                      inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp,
-                      touched, dtrail, ttrail, ftrail, finite, infinite, digit)
+     infinite, digit, dirty, marked, seg, found) = work
+    total = _propagate(state, scalars, target, 0, ptr, var, offset, size, values, arity,
+                       inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs,
+                       stamp, touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
+                       marked, seg, found)
+    largest = 0.0
+    for y in range(arity.shape[0]):
+        if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
+            continue
+        smallest = np.inf
+        for b in range(arity[y]):
+            if dom[y, b]:
+                smallest = min(smallest, np.inf if infs[y, b] > 0 else red[y, b])
+        largest = max(largest, smallest)
+    return total - largest
 
 
 @nb.njit(cache=True, _nrt=False)
 def _propagate(state, scalars, target, start, ptr, var, offset, size, values, arity, inc_ptr,
                inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
-               dtrail, ttrail, ftrail, finite, infinite, digit):
+               dtrail, ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found):
     """Recompute the tables that the values removed since trail position
     ``start`` may lower and remove every value whose reduced cost leaves it no
-    better than the floor, until nothing changes; the node's bound, or ``-inf``
-    when a domain empties (the culprit's weight grows) or the trail is full."""
-    n = arity.shape[0]
+    better than the floor, until nothing changes; the sum of the tables'
+    maxima (above the floor), or ``-inf`` when a domain empties (the culprit's
+    weight grows) or the trail is full."""
     top = dom.shape[1]
     floor = floor_of(scalars, target)
+    margin = _NEAR * (1.0 + abs(floor))
     # stamps of this trial's tables already recomputed in the current round
     fresh = state[7] + (1 << 40)
     while True:
@@ -272,8 +382,8 @@ def _propagate(state, scalars, target, start, ptr, var, offset, size, values, ar
                 if not _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail,
                              ftrail):
                     return -np.inf
-                _rescan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red,
-                        infs, finite, infinite, digit)
+                _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax,
+                        mm, red, infs, finite, infinite, digit, dirty, marked)
                 stamp[t] = fresh
                 touched[rescanned] = t
                 rescanned += 1
@@ -281,35 +391,37 @@ def _propagate(state, scalars, target, start, ptr, var, offset, size, values, ar
         for i in range(rescanned):
             stamp[touched[i]] = state[7]
         total = _total(False, tmax, finite, infinite)
-        if not total > floor + _NEAR * (1.0 + abs(floor)):
+        if not total > floor + margin:
             total = _total(True, tmax, finite, infinite)
         if not total > floor:
             return -np.inf
+        # the variables with a value near enough the floor to be checked (twice
+        # the margin: a superset, the tests below decide); every one while
+        # there is no floor
+        _refresh(state, dirty, marked, seg, dom, dsize, red, infs, arity, inc_ptr)
+        near = _reaching(total - floor - 2 * margin if floor > -np.inf else -np.inf, seg,
+                         found, arity.shape[0])
         changed = False
-        largest = 0.0
-        for y in range(n):
+        for i in range(near):
+            y = found[i]
             if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
                 continue
-            smallest = np.inf
             for b in range(arity[y]):
                 if not dom[y, b]:
                     continue
                 cost = np.inf if infs[y, b] > 0 else red[y, b]
-                if not total - cost > floor + _NEAR * (1.0 + abs(floor)):
+                if not total - cost > floor + margin:
                     # near the floor the sum kept up to date may have drifted
                     cost = _reduced_cost(y, b, True, inc_ptr, inc_table, tmax, mm, red, infs)
+                    _mark(y, state, dirty, marked)
                 if not total - cost > floor:
-                    _remove(y, b, state, dom, dsize, dtrail)
+                    _remove(y, b, state, dom, dsize, dtrail, dirty, marked)
                     changed = True
-                elif cost < smallest:
-                    smallest = cost
             if dsize[y] == 0:
                 weight[y] += 1.0
                 return -np.inf
-            if smallest > largest:
-                largest = smallest
         if not changed:
-            return total - largest
+            return total
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -330,7 +442,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
     """Expand up to ``budget`` nodes of the depth-first search from where it stopped."""
     ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit) = work
+     infinite, digit, dirty, marked, seg, found) = work
     level_var, level_order, level_count, level_next, level_marks, assign = levels
     n = arity.shape[0]
     nodes = 0
@@ -347,14 +459,15 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
             if level_next[refute] < level_count[refute] and dsize[x] >= 2 and dom[x, a]:
                 # the trail is where the value's trial started from
                 state[7] += 1
-                _remove(x, a, state, dom, dsize, dtrail)
+                _remove(x, a, state, dom, dsize, dtrail, dirty, marked)
                 if not _propagate(state, scalars, target, level_marks[refute, 0], ptr, var,
                                   offset, size, values, arity, inc_ptr, inc_table, k_of_slot,
                                   dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
-                                  dtrail, ttrail, ftrail, finite, infinite,
-                                  digit) > floor_of(scalars, target):
+                                  dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
+                                  marked, seg, found) > floor_of(scalars, target):
                     _undo(level_marks[refute], state, ptr, var, arity, k_of_slot, dom, dsize,
-                          tmax, mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+                          tmax, mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite,
+                          dirty, marked)
                     level_next[refute] = level_count[refute]
             refute = -1
         if nodes >= budget or state[2] or state[8]:
@@ -400,7 +513,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                 break
             state[0] = level - 1
             _undo(level_marks[level - 1], state, ptr, var, arity, k_of_slot, dom, dsize, tmax,
-                  mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+                  mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite, dirty, marked)
             refute = level - 1
             continue
         x = level_var[level]
@@ -413,18 +526,18 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
         state[7] += 1
         for b in range(arity[x]):
             if b != a and dom[x, b]:
-                _remove(x, b, state, dom, dsize, dtrail)
+                _remove(x, b, state, dom, dsize, dtrail, dirty, marked)
         nodes += 1
         bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, offset, size,
                            values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
                            tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-                           infinite, digit)
+                           infinite, digit, dirty, marked, seg, found)
         if bound > floor_of(scalars, target):
             state[0] = level + 1
             state[1] = 0
         else:
             weight[x] += 1.0
             _undo(level_marks[level], state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm,
-                  red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite)
+                  red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite, dirty, marked)
             refute = level
     state[3] += nodes
