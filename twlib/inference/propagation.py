@@ -30,9 +30,10 @@ cost; Korf 1985): a run that refutes a target is cheap, since it prunes hard.
 The variable assigned next is the one with the fewest values left per unit of
 weight, its weight its number of tables plus the failures it has caused (a
 form of dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004); its values are
-tried in order of reduced cost.  The node's bound is ``B`` lowered by the
+tried in order of reduced cost.  The root's bound is ``B`` lowered by the
 largest over the variables of their smallest reduced cost (every assignment
-pays at least that on each variable).  The branching is binary: once a value
+pays at least that on each variable); below the root a node needs only to
+beat the floor, which ``B`` does once every value that cannot is removed.  The branching is binary: once a value
 has been tried and nothing with it beats the floor, it leaves the domain and
 that removal is propagated before the next value is tried (the branch
 ``x != a``, as toulbar2 and constraint solvers branch).  A removed value makes

@@ -11,10 +11,10 @@ ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` (see
 ``PropagationSearch.__init__``).
 
 A round of propagation removes the values whose reduced cost has reached the
-bound's margin over the floor.  Scanning every variable for them, each round,
-took half the search's time on models of hundreds of variables of which only a
-few changed; so each variable's largest reduced cost over its values left is
-kept in a max segment tree (``seg``, leaves from ``seg.shape[0] // 2``), and a
+bound's margin over the floor.  Scanning every variable for them costs, at
+every round of every node, time in proportion to the model, while a round
+changes the costs of a few variables; so each variable's largest reduced cost
+over its values left is kept in a max segment tree (``seg``, leaves from ``seg.shape[0] // 2``), and a
 round visits only the variables whose largest reaches the margin (listed in
 ``found``).  A change marks the variable ``dirty`` (listed in ``marked``,
 counted in ``state[9]``), and the tree takes the marked variables' new
