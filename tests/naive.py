@@ -279,3 +279,41 @@ def star_incidence(ptr, var, n_vars, count):
     inc_table = np.array([t for a in around for t, _ in a], dtype=np.int64)
     inc_slot = np.array([j for a in around for _, j in a], dtype=np.int64)
     return inc_ptr, inc_table, inc_slot
+
+
+def star_gathers(tables, arity, count):
+    """For each variable's tables among the first ``count`` ``(scope, table)``
+    pairs, in table order, the flat indices (into the tables laid end to end)
+    of the entries where it takes each value, value by value, each in order."""
+    offsets = np.cumsum([0] + [np.size(t) for _, t in tables])
+    runs = []
+    for x in range(len(arity)):
+        for t, (scope, table) in enumerate(tables[:count]):
+            if x in scope:
+                coords = np.unravel_index(np.arange(np.size(table)), np.shape(table))
+                at = coords[list(scope).index(x)]
+                runs.extend(int(offsets[t] + e) for a in range(arity[x])
+                            for e in np.flatnonzero(at == a))
+    return runs
+
+
+def mplp_sweep(tables, arity):
+    """One MPLP sweep, variable by variable: each table around ``x`` loses its
+    max-marginal over ``x`` and gains the average of them all; a value some
+    table rules out (``-inf``) is ruled out in every table.  On copies."""
+    tables = [(scope, np.array(t, dtype=float)) for scope, t in tables]
+    for x in range(len(arity)):
+        around = [(scope.index(x), t) for scope, t in tables if x in scope]
+        if len(around) < 2:
+            continue
+        maxima = [np.moveaxis(t, axis, 0).reshape(arity[x], -1).max(axis=1)
+                  for axis, t in around]
+        total = np.sum(maxima, axis=0)
+        if np.all(total == -np.inf):
+            continue
+        for (axis, t), m in zip(around, maxima):
+            view = np.moveaxis(t, axis, 0)
+            for a in range(arity[x]):
+                view[a] = view[a] + (total[a] / len(around) - m[a]) if total[a] > -np.inf \
+                    else -np.inf
+    return tables

@@ -41,8 +41,8 @@ def test_conditioned_bound_holds_and_rounding_keeps_the_clamps(seed, n_vars, zer
     except errors.ZeroEvidenceError:
         return
     tab = flat_tables(mb.tables)
-    fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, trial = \
-        lp_arrays(tab, mb.originals, len(mb.arity), sweeps)
+    fixed, count, offset, size, work, inc_ptr, gather_ptr, gather, _, trial = \
+        lp_arrays(tab, mb.originals, mb.arity, sweeps)
     arity = mb.arity.astype(np.int64)
     free = [v for v in range(len(arity)) if v not in mb.evidence]
     rng = np.random.default_rng(seed)
@@ -50,14 +50,12 @@ def test_conditioned_bound_holds_and_rounding_keeps_the_clamps(seed, n_vars, zer
     for v, a in chosen.items():
         fixed[v], trial[v] = True, a
     exact = best_completion(mb.tables[:mb.originals], arity, free, chosen)
-    bound = conditioned_bound(fixed, trial, count, stride, offset, size, tab[4], work, arity,
-                              inc_ptr, inc_table, inc_slot, sweeps, -np.inf)
+    bound = conditioned_bound(fixed, trial, count, offset, size, tab[4], work, arity, inc_ptr,
+                              gather_ptr, gather, sweeps, -np.inf)
     assert bound >= exact - 1e-9 * max(1.0, abs(exact))
-    x = branching_variable(fixed, stride, offset, size, work, arity, inc_ptr, inc_table,
-                           inc_slot)
+    x = branching_variable(fixed, work, arity, inc_ptr, gather_ptr, gather)
     assert x == -1 or not fixed[x]
-    rounded_assignment(fixed, trial, count, stride, offset, size, work, arity, inc_ptr,
-                       inc_table, inc_slot, 1)
+    rounded_assignment(fixed, trial, work, arity, inc_ptr, gather_ptr, gather, 1)
     assert all(trial[v] == a for v, a in chosen.items())
     assert fixed.sum() == len(chosen)                   # the caller's mask is left alone
     value = tables_total(trial, count, tab)
@@ -74,7 +72,7 @@ def test_lp_search_ends_at_the_optimum_or_stalls_with_a_true_bound(seed, n_vars,
         return
     tab = flat_tables(mb.tables)
     n = len(mb.arity)
-    search = LPSearch(lp_arrays(tab, mb.originals, n, sweeps), tab, mb.arity,
+    search = LPSearch(lp_arrays(tab, mb.originals, mb.arity, sweeps), tab, mb.arity,
                       np.array([-np.inf]), np.zeros(n, dtype=np.int64), root_bound=mb.bound,
                       capacity=capacity)
     while not (search.finished or search.stalled):

@@ -475,3 +475,43 @@ def test_star_incidence_lists_each_variables_tables_in_table_order(seed, n_vars,
     got = star_incidence(tab[0], tab[1], n_vars, count)
     want = naive.star_incidence(tab[0], tab[1], n_vars, count)
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def _random_tables(rng, n_vars, n_tables, zeros):
+    """Log tables over variables of two or three values (both kinds of star
+    update), some entries zero."""
+    arity = rng.integers(2, 4, size=n_vars)
+    tables = []
+    for _ in range(n_tables):
+        scope = tuple(rng.choice(n_vars, size=int(rng.integers(1, min(3, n_vars) + 1)),
+                                 replace=False).tolist())
+        table = rng.random(tuple(arity[list(scope)]))
+        table[rng.random(table.shape) < zeros] = 0.0
+        with np.errstate(divide="ignore"):
+            tables.append((scope, np.log(table)))
+    return tables, arity
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6), st.integers(0, 10))
+def test_star_gathers_list_each_tables_entries_by_the_variables_value(seed, n_vars, n_tables):
+    from twlib.inference.cost_shifting import star_gathers
+
+    rng = np.random.default_rng(seed)
+    tables, arity = _random_tables(rng, n_vars, n_tables, 0.0)
+    count = int(rng.integers(0, n_tables + 1))
+    inc_ptr, gather_ptr, gather = star_gathers(flat_tables(tables), arity, count)
+    assert gather.tolist() == naive.star_gathers(tables, arity, count)
+    assert inc_ptr[-1] == len(gather_ptr) - 1 and gather_ptr[-1] == len(gather)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6), st.integers(1, 10),
+       st.sampled_from([0.0, 0.3]))
+def test_an_mplp_sweep_matches_the_sweep_written_with_numpy(seed, n_vars, n_tables, zeros):
+    rng = np.random.default_rng(seed)
+    tables, arity = _random_tables(rng, n_vars, n_tables, zeros)
+    shifted, _ = mplp(tables, arity, max_sweeps=1)
+    for (_, got), (_, want) in zip(shifted, naive.mplp_sweep(tables, arity)):
+        assert np.array_equal(got == -np.inf, want == -np.inf)
+        assert np.allclose(got[got > -np.inf], want[want > -np.inf], rtol=1e-12, atol=1e-12)

@@ -105,7 +105,7 @@ class DiveSearch(Engine):
         self.heap = (np.empty(capacity), np.empty(capacity, dtype=np.int64),
                      np.empty(capacity, dtype=np.int64))
         self.backtracks_per_dive = backtracks_per_dive
-        self.lp = lp_arrays(tab, mb.originals, n_vars, lp_sweeps)
+        self.lp = lp_arrays(tab, mb.originals, self.arity, lp_sweeps)
         self.constant = mb.constant
         self.reset()
 
@@ -141,10 +141,9 @@ class DiveSearch(Engine):
     def round_root(self) -> None:
         """Take the LP's rounding at the root (``rounded_assignment`` in
         :mod:`twlib.inference.cost_shifting`) as the incumbent if it is better."""
-        fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, _ = \
-            self.lp
-        conditioned_bound(fixed, self.assign, originals, stride, offset, size, self.tab[4], work,
-                          self.arity, inc_ptr, inc_table, inc_slot, 0, np.inf)
+        fixed, originals, offset, size, work, inc_ptr, gather_ptr, gather, _, _ = self.lp
+        conditioned_bound(fixed, self.assign, originals, offset, size, self.tab[4], work,
+                          self.arity, inc_ptr, gather_ptr, gather, 0, np.inf)
         round_into_incumbent(self.assign, self.lp, self.tab, self.arity, self.scalars, self.best)
 
     def bound(self) -> float:
@@ -184,7 +183,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
     (``scalars[1]``), so the nodes it parks keep what MPLP proved.  A test ends
     the call: it costs as much as a budget of expansions.
     """
-    fixed, originals, stride, offset, size, work, inc_ptr, inc_table, inc_slot, sweeps, _ = lp
+    fixed, originals, offset, size, work, inc_ptr, gather_ptr, gather, sweeps, _ = lp
     m = seq.shape[0]
     d, diving, bottom, root = state[0], state[2] == 1, state[3], state[4]
     nodes, heap_n, backtracks, limit = state[5], state[6], state[7], state[8]
@@ -209,9 +208,9 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 node_tested[root] = True
                 fixed[seq[:d]] = True
                 floor = scalars[0] - slack(scalars[0])
-                lp_bound = conditioned_bound(fixed, assign, originals, stride, offset, size,
-                                             tab[4], work, arity, inc_ptr, inc_table, inc_slot,
-                                             sweeps, floor)
+                lp_bound = conditioned_bound(fixed, assign, originals, offset, size, tab[4],
+                                             work, arity, inc_ptr, gather_ptr, gather, sweeps,
+                                             floor)
                 state[9] += 1
                 done = budget
                 if lp_bound > floor:

@@ -37,7 +37,7 @@ from ..heaps import heap_pop, heap_push
 from .engine import Engine
 from .flat import slack, table_sizes, tables_total
 from .cost_shifting import (branching_variable, conditioned_bound, rounded_assignment,
-                            star_incidence)
+                            star_gathers)
 
 __all__ = ["LPSearch", "lp_arrays", "round_into_incumbent"]
 
@@ -46,22 +46,25 @@ __all__ = ["LPSearch", "lp_arrays", "round_into_incumbent"]
 _LP_NODES = 1 << 20
 
 
-def lp_arrays(tab, count: int, n_vars: int, sweeps: int):
+def lp_arrays(tab, count: int, arity, sweeps: int):
     """What a compiled search needs to bound a partial assignment by MPLP on the
-    first ``count`` flat tables of ``tab`` (:func:`twlib.inference.flat.flat_tables`):
-    ``(fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot,
-    sweeps, trial)``, with ``fixed`` a clear mask and ``work``, ``trial`` scratch.
+    first ``count`` flat tables of ``tab`` (:func:`twlib.inference.flat.flat_tables`)
+    over variables with ``arity`` values:
+    ``(fixed, count, offset, size, work, inc_ptr, gather_ptr, gather, sweeps,
+    trial)``, with ``fixed`` a clear mask, ``work`` and ``trial`` scratch, and
+    the tables around each variable as :func:`~twlib.inference.cost_shifting.star_gathers`
+    lists them.
 
     >>> from twlib.inference.flat import flat_tables
-    >>> lp = lp_arrays(flat_tables([((0, 1), np.zeros((2, 3)))]), 1, 2, 10)
-    >>> lp[4].tolist(), len(lp[5])
+    >>> lp = lp_arrays(flat_tables([((0, 1), np.zeros((2, 3)))]), 1, np.array([2, 3]), 10)
+    >>> lp[3].tolist(), len(lp[4])
     ([6], 6)
     """
-    ptr, var, stride, offset, values = tab
-    size = table_sizes(tab)
+    offset, values = tab[3], tab[4]
     end = offset[count] if count < len(offset) else len(values)
-    return (np.zeros(n_vars, dtype=np.bool_), count, stride, offset, size, np.empty(end),
-            *star_incidence(ptr, var, n_vars, count), sweeps, np.zeros(n_vars, dtype=np.int64))
+    n_vars = len(arity)
+    return (np.zeros(n_vars, dtype=np.bool_), count, offset, table_sizes(tab), np.empty(end),
+            *star_gathers(tab, arity, count), sweeps, np.zeros(n_vars, dtype=np.int64))
 
 
 @nb.njit(cache=True)
@@ -69,10 +72,9 @@ def round_into_incumbent(assign, lp, tab, arity, scalars, best):
     """Round the LP that ``conditioned_bound`` left in ``lp``'s work tables, from
     ``assign`` where ``lp``'s mask is set, and make it the incumbent
     (``scalars[0]``, ``best``) if it is better; returns whether it was."""
-    fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot, _, trial = lp
+    fixed, count, _, _, work, inc_ptr, gather_ptr, gather, _, trial = lp
     trial[:] = assign
-    rounded_assignment(fixed, trial, count, stride, offset, size, work, arity, inc_ptr,
-                       inc_table, inc_slot, 1)
+    rounded_assignment(fixed, trial, work, arity, inc_ptr, gather_ptr, gather, 1)
     value = tables_total(trial, count, tab)
     if not value > scalars[0]:
         return False
@@ -97,7 +99,7 @@ class LPSearch(Engine):
     >>> net = load_network("asia")
     >>> mb = mini_buckets(net, 2, {"dysp": "yes"}, mplp_time_limit=1)
     >>> tab = flat_tables(mb.tables)
-    >>> lp = lp_arrays(tab, mb.originals, len(mb.arity), 50)
+    >>> lp = lp_arrays(tab, mb.originals, mb.arity, 50)
     >>> search = LPSearch(lp, tab, mb.arity, np.array([-np.inf]), np.zeros(8, dtype=np.int64),
     ...                   root_bound=mb.bound)
     >>> while not search.finished:
@@ -163,7 +165,7 @@ class LPSearch(Engine):
 def _lp_best_first(state, scalars, best, assign, node_parent, node_var, node_value, heap_f,
                    heap_d, heap_node, lp, tab, arity, budget):
     """Bound, round and branch up to ``budget`` open nodes, largest bound first."""
-    fixed, count, stride, offset, size, work, inc_ptr, inc_table, inc_slot, sweeps, trial = lp
+    fixed, count, offset, size, work, inc_ptr, gather_ptr, gather, sweeps, trial = lp
     values = tab[4]
     capacity = node_parent.shape[0]
     nodes, heap_n = state[0], state[1]
@@ -182,13 +184,12 @@ def _lp_best_first(state, scalars, best, assign, node_parent, node_var, node_val
             assign[node_var[j]] = node_value[j]
             depth += 1
             j = node_parent[j]
-        bound = conditioned_bound(fixed, assign, count, stride, offset, size, values, work,
-                                  arity, inc_ptr, inc_table, inc_slot, sweeps, floor)
+        bound = conditioned_bound(fixed, assign, count, offset, size, values, work, arity,
+                                  inc_ptr, gather_ptr, gather, sweeps, floor)
         tests += 1
         if bound > floor:
             # chosen before rounding, which clamps the tables it reads
-            x = branching_variable(fixed, stride, offset, size, work, arity, inc_ptr,
-                                   inc_table, inc_slot)
+            x = branching_variable(fixed, work, arity, inc_ptr, gather_ptr, gather)
             if round_into_incumbent(assign, lp, tab, arity, scalars, best):
                 floor = scalars[0] - slack(scalars[0])
             # with no variable left to branch on, the rounding is the node's one completion
