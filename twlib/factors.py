@@ -94,16 +94,61 @@ class FactorModel:
     is one whose factors are its CPTs (:meth:`from_network`).  Each factor is
     checked (known variables, their shape, finite and non-negative) unless
     ``check=False``, for a caller that derives them from a checked model's.
+
+    ``flat_logs`` is None, or the log tables of the factors as flat arrays over
+    variable indices (:func:`twlib.inference.flat.flat_tables`) when the model
+    was made from them (:meth:`from_flat_logs`): the solvers read those
+    directly, and the factors are made only when first read.
     """
 
     def __init__(self, variables, states: dict, factors, *, name: str = "model",
                  check: bool = True):
         self.variables = list(variables)
         self._states = {v: list(states[v]) for v in self.variables}
-        self.factors = list(factors)
+        self.factors = factors
+        self.flat_logs = None
         self.name = name
         if check:
             self._check()
+
+    @classmethod
+    def from_flat_logs(cls, variables, states: dict, tab, *, name: str = "model"
+                       ) -> "FactorModel":
+        """The model whose factors are the exponentials of the flat log tables
+        ``tab`` (``(ptr, var, stride, offset, values)`` over indices into
+        ``variables``, each table over distinct variables with their numbers
+        of states), unchecked: for a caller that derived them from a checked
+        model's (the presolve of :mod:`twlib.inference.presolve`).
+
+        >>> tab = (np.array([0, 2]), np.array([1, 0]), np.array([2, 1]), np.array([0]),
+        ...        np.log([1.0, 2.0, 3.0, 4.0]))
+        >>> model = FactorModel.from_flat_logs(["a", "b"], {"a": [0, 1], "b": [0, 1]}, tab)
+        >>> model.factors[0].variables, model.factors[0].values.round(9).tolist()
+        (('b', 'a'), [[1.0, 2.0], [3.0, 4.0]])
+        """
+        model = cls(variables, states, (), name=name, check=False)
+        model._factors, model.flat_logs = None, tab
+        return model
+
+    @property
+    def factors(self) -> list:
+        """The factors, made from :attr:`flat_logs` when first read if the model
+        was made from them."""
+        if self._factors is None:
+            ptr, var, _, offset, values = self.flat_logs
+            ends = np.append(offset[1:], len(values))
+            scopes, names = var.tolist(), self.variables
+            self._factors = [
+                Factor(tuple([names[v] for v in scopes[ptr[t]:ptr[t + 1]]]),
+                       np.exp(values[offset[t]:ends[t]]).reshape(
+                           [self.arity(names[v]) for v in scopes[ptr[t]:ptr[t + 1]]]))
+                for t in range(len(offset))]
+        return self._factors
+
+    @factors.setter
+    def factors(self, factors) -> None:
+        self._factors = list(factors)
+        self.flat_logs = None
 
     def _check(self):
         """Every factor over known variables, of their shape, non-negative and finite."""
@@ -147,6 +192,8 @@ class FactorModel:
         arity = np.array([self.arity(v) for v in self.variables])
         if (rows < 0).any() or (rows >= arity).any():
             raise InputError("a state index is out of range for its variable")
+        if self.flat_logs is not None:
+            return _flat_log_values(rows, self.flat_logs)
         index = {v: k for k, v in enumerate(self.variables)}
         if len(rows) == 1:
             # one row (a solver's answer): scalar lookups take a fifth of the time
@@ -204,6 +251,16 @@ class FactorModel:
         for f in self.factors:
             graph.add_edges_from(itertools.combinations(f.variables, 2))
         return graph
+
+
+def _flat_log_values(rows, tab) -> np.ndarray:
+    """``FactorModel.log_values`` of ``rows`` from the flat log tables ``tab``."""
+    ptr, var, stride, offset, values = tab
+    # each table's entry at each row: its offset plus the row's states at its strides
+    steps = np.zeros((len(rows), len(var) + 1), dtype=np.int64)
+    np.cumsum(rows[:, var] * stride, axis=1, out=steps[:, 1:])
+    entries = offset + steps[:, ptr[1:]] - steps[:, ptr[:-1]]
+    return values[entries].sum(axis=1)
 
 
 def as_factor_model(model) -> FactorModel:

@@ -79,7 +79,7 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
     tab = flat_tables(tables)
     bounds, closed = mplp_in_place(tab, arity, time_limit=time_limit, max_sweeps=max_sweeps,
                                    tol=tol, decode=decode)
-    shifted = unflattened(tab, tables)
+    shifted = unflattened(tab, arity)
     return (shifted, bounds, closed) if decode else (shifted, bounds)
 
 
@@ -126,12 +126,20 @@ def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_
     return np.array(bounds), closed
 
 
-def unflattened(tab, tables):
-    """The flat tables ``tab`` back as ``(scope, log table)`` pairs with the
-    scopes and shapes of ``tables`` (copies, so that ``tab`` can change on)."""
-    offset, values = tab[3], tab[4]
-    return [(scope, values[offset[t]:offset[t] + np.size(v)].reshape(np.shape(v)).copy())
-            for t, (scope, v) in enumerate(tables)]
+def unflattened(tab, arity):
+    """The flat tables ``tab`` over variables of ``arity`` values back as
+    ``(scope, log table)`` pairs (copies, so that ``tab`` can change on).
+
+    >>> tab = flat_tables([((1, 0), np.arange(6.0).reshape(3, 2))])
+    >>> [(scope, t.tolist()) for scope, t in unflattened(tab, np.array([2, 3]))]
+    [((1, 0), [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])]
+    """
+    ptr, scopes, sizes = tab[0].tolist(), tab[1].tolist(), np.asarray(arity).tolist()
+    values, starts = tab[4], tab[3].tolist() + [len(tab[4])]
+    return [(tuple(scopes[ptr[t]:ptr[t + 1]]),
+             values[starts[t]:starts[t + 1]].reshape([sizes[v] for v in
+                                                      scopes[ptr[t]:ptr[t + 1]]]).copy())
+            for t in range(len(ptr) - 1)]
 
 
 def converged(bounds, tol: float = 1e-7) -> bool:

@@ -109,11 +109,13 @@ class ShiftedTables:
     ``arity``, ``evidence`` and ``order`` as in :class:`MiniBuckets`,
     ``lp_bounds`` the LP bound before and after MPLP, and ``closed`` an
     assignment (state indices) whose value reached the bound, which proves it
-    optimal, or None.  ``given_order`` is the order asked for (indices), or
+    optimal, or None.  ``tables`` is None only for turns of MPLP and search
+    that answered the query before they were needed
+    (:class:`~twlib.inference.search.ShiftAndProbe`).  ``given_order`` is the order asked for (indices), or
     None for min-fill, which is computed when ``order`` is first read: a
     search that ends before its mini-buckets never needs it."""
 
-    tables: list
+    tables: list | None
     arity: np.ndarray
     evidence: dict
     lp_bounds: np.ndarray

@@ -26,7 +26,7 @@ import numba as nb
 import numpy as np
 
 from .. import clock
-from ..factors import Factor, FactorModel, as_factor_model
+from ..factors import FactorModel, as_factor_model
 from .flat import flat_tables
 from .minibucket import log_tables, merged_tables
 from .results import MPEResult
@@ -177,25 +177,22 @@ def eliminate_low_degree(model, evidence=None, *, max_degree: int = MAX_DEGREE):
     constant += more
     if not possible:
         return None
-    names, sizes = model.variables, arity.tolist()
+    names = model.variables
     live = np.flatnonzero(alive)
-    tops, scaled, representable = _peaks_out(live, t_offset, t_values, _SPAN)
+    tops, representable = _peaks_out(live, t_offset, t_values, _SPAN)
     if not representable:
         return None
     constant += float(tops.sum())
-    factors = []
-    # as lists: numpy scalars made this loop, one step per table, cost as much as
-    # the compiled elimination
-    ptr, scopes, at = t_ptr.tolist(), t_var.tolist(), t_offset.tolist()
-    for t in live.tolist():
-        scope = scopes[ptr[t]:ptr[t + 1]]
-        factors.append(Factor(tuple([names[v] for v in scope]),
-                              scaled[at[t]:at[t + 1]].reshape([sizes[v] for v in scope])))
-    left = set(np.flatnonzero(candidate)) - set(e_var.tolist())
-    kept_names = [v for k, v in enumerate(names) if k in left]
-    # the tables come from the model's, checked when it was made
-    reduced = FactorModel(kept_names, {v: model.states(v) for v in kept_names}, factors,
-                          name=model.name, check=False)
+    left = candidate.copy()
+    left[e_var] = False
+    position = np.cumsum(left) - 1
+    kept_names = [names[k] for k in np.flatnonzero(left).tolist()]
+    # the tables come from the model's, checked when it was made; the search
+    # reads their logs, and their factors are made only if another method asks
+    reduced = FactorModel.from_flat_logs(
+        kept_names, {v: model.states(v) for v in kept_names},
+        _tables_left(live, t_ptr, t_var, t_offset, t_values, tops, position, arity),
+        name=model.name)
     fixed = {names[k]: s for k, s in ev.items()}
     return Presolved(reduced, constant, fixed, names, arity, (e_var, e_nbr, e_offset, e_values))
 
@@ -380,24 +377,48 @@ def _eliminated(ptr, var, offset, values, arity, candidate, max_degree):
 
 @nb.njit(cache=True)
 def _peaks_out(live, t_offset, t_values, span):
-    """``(tops, scaled, representable)``: each table of ``live``'s largest log
-    value, its entries as ``exp(log - largest)``, and False (at the first)
-    when a table is all ``-inf`` or has an entry more than ``span`` below its
-    largest, which would round to zero."""
+    """``(tops, representable)``: each table of ``live``'s largest log value,
+    and False (at the first) when a table is all ``-inf`` or has an entry more
+    than ``span`` below its largest, which as a probability scaled by the
+    largest would round to zero."""
     tops = np.empty(live.shape[0])
-    scaled = np.empty(t_offset[-1])
     for i, t in enumerate(live):
         top = -np.inf
         for e in range(t_offset[t], t_offset[t + 1]):
             top = max(top, t_values[e])
         if top == -np.inf:
-            return tops, scaled, False
+            return tops, False
         for e in range(t_offset[t], t_offset[t + 1]):
             if t_values[e] > -np.inf and t_values[e] < top - span:
-                return tops, scaled, False
-            scaled[e] = math.exp(t_values[e] - top)
+                return tops, False
         tops[i] = top
-    return tops, scaled, True
+    return tops, True
+
+
+@nb.njit(cache=True)
+def _tables_left(live, t_ptr, t_var, t_offset, t_values, tops, position, arity):
+    """The tables ``live`` as flat log tables (``flat_tables``' layout) over the
+    variables left, variable ``v`` renumbered ``position[v]``, each less its
+    largest entry ``tops``."""
+    ptr = np.zeros(live.shape[0] + 1, dtype=np.int64)
+    offset = np.zeros(live.shape[0], dtype=np.int64)
+    total = 0
+    for i, t in enumerate(live):
+        ptr[i + 1] = ptr[i] + t_ptr[t + 1] - t_ptr[t]
+        offset[i] = total
+        total += t_offset[t + 1] - t_offset[t]
+    var = np.empty(ptr[-1], dtype=np.int64)
+    stride = np.empty(ptr[-1], dtype=np.int64)
+    values = np.empty(total)
+    for i, t in enumerate(live):
+        step = 1
+        for j in range(t_ptr[t + 1] - t_ptr[t] - 1, -1, -1):
+            var[ptr[i] + j] = position[t_var[t_ptr[t] + j]]
+            stride[ptr[i] + j] = step
+            step *= arity[t_var[t_ptr[t] + j]]
+        for e in range(t_offset[t + 1] - t_offset[t]):
+            values[offset[i] + e] = t_values[t_offset[t] + e] - tops[i]
+    return ptr, var, stride, offset, values
 
 
 @nb.njit(cache=True)

@@ -153,9 +153,13 @@ def _tree_seconds(model, budget_gb):
     """The seconds a junction tree of ``model`` is expected to take by its
     min-degree order, the cheapest greedy one; None when that order's tables
     would not fit ``budget_gb`` (a better order may still fit)."""
-    index = {v: k for k, v in enumerate(model.variables)}
-    entries = greedy_entries([[index[v] for v in f.variables] for f in model.factors],
-                             [model.arity(v) for v in model.variables],
+    if model.flat_logs is not None:          # a presolved model's factors are made if read
+        ptr, var = model.flat_logs[0].tolist(), model.flat_logs[1].tolist()
+        scopes = [var[ptr[t]:ptr[t + 1]] for t in range(len(ptr) - 1)]
+    else:
+        index = {v: k for k, v in enumerate(model.variables)}
+        scopes = [[index[v] for v in f.variables] for f in model.factors]
+    entries = greedy_entries(scopes, [model.arity(v) for v in model.variables],
                              stop_above=budget_gb * 2**30 / 8)
     if tables_gib(entries, 0) > budget_gb:
         return None

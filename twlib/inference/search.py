@@ -31,7 +31,8 @@ from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
 from .flat import flat_tables
 from .kernels import flat_factors, log_values
-from .minibucket import affordable_i_bound, check_i_bound, mini_buckets, shifted_tables
+from .minibucket import (ShiftedTables, affordable_i_bound, check_i_bound, mini_buckets,
+                         shifted_tables)
 from .portfolio import PROPAGATION_NODES, Portfolio
 from .presolve import presolved
 from .propagation import PropagationSearch
@@ -188,9 +189,17 @@ class ShiftAndProbe:
 
     def __init__(self, model, evidence=None, *, order=None, max_memory_gb: float = 4.0):
         self.started = clock.now()
-        self.shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
-        # the turns shift and search one flat copy, made into tables again at the end
-        self.tab = flat_tables(self.shifted.tables)
+        model = as_factor_model(model)
+        # the turns shift and search one flat copy, made into tables again at the
+        # end if a search goes on; a presolved model comes with its copy made
+        if model.flat_logs is not None and not evidence and order is None:
+            self.tab = model.flat_logs[:4] + (model.flat_logs[4].copy(),)
+            self.shifted = ShiftedTables(
+                tables=None, arity=np.array([model.arity(v) for v in model.variables]),
+                evidence={}, lp_bounds=np.array([np.inf]))
+        else:
+            self.shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=0)
+            self.tab = flat_tables(self.shifted.tables)
         # one incumbent for every turn's search: shifting leaves each assignment's value
         self._scalars = np.array([-np.inf])
         self._best = np.zeros(len(self.shifted.arity), dtype=np.int64)
@@ -228,7 +237,7 @@ class ShiftAndProbe:
                     self.probe = None
                     break
                 self._last = converged(more) or self.mplp_spent >= mplp_cap
-            self.probe = PropagationSearch(self.tab, len(self.shifted.tables),
+            self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
                                            self.shifted.arity, self._scalars, self._best,
                                            trail_bytes=self._trail)
             begun = clock.now()
@@ -242,12 +251,13 @@ class ShiftAndProbe:
 
     def finish(self):
         """The shifted tables with the bounds MPLP proved; their tables are
-        made again from the flat copy as MPLP left it only if the turns have
-        not answered (a search that goes on needs them, an answer does not)."""
+        made from the flat copy as MPLP left it only if the turns have not
+        answered (a search that goes on needs them, an answer does not: its
+        ``tables`` may then be None)."""
         if self.bounds:
             self.shifted.lp_bounds = np.array(self.bounds)
-            if not self.ended:
-                self.shifted.tables = unflattened(self.tab, self.shifted.tables)
+        if not self.ended and (self.bounds or self.shifted.tables is None):
+            self.shifted.tables = unflattened(self.tab, self.shifted.arity)
         return self.shifted
 
 
