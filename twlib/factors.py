@@ -105,8 +105,7 @@ class FactorModel:
                  check: bool = True):
         self.variables = list(variables)
         self._states = {v: list(states[v]) for v in self.variables}
-        self.factors = factors
-        self.flat_logs = None
+        self.factors = factors              # the setter also sets flat_logs to None
         self.name = name
         if check:
             self._check()

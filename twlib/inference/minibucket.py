@@ -111,9 +111,10 @@ class ShiftedTables:
     assignment (state indices) whose value reached the bound, which proves it
     optimal, or None.  ``tables`` is None only for turns of MPLP and search
     that answered the query before they were needed
-    (:class:`~twlib.inference.search.ShiftAndProbe`).  ``given_order`` is the order asked for (indices), or
-    None for min-fill, which is computed when ``order`` is first read: a
-    search that ends before its mini-buckets never needs it."""
+    (:class:`~twlib.inference.search.ShiftAndProbe`).  ``given_order`` is the
+    order asked for (indices), or None for min-fill, which is computed when
+    ``order`` is first read: a search that ends before its mini-buckets never
+    needs it."""
 
     tables: list | None
     arity: np.ndarray

@@ -33,10 +33,11 @@ form of dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004); its values are
 tried in order of reduced cost.  The root's bound is ``B`` lowered by the
 largest over the variables of their smallest reduced cost (every assignment
 pays at least that on each variable); below the root a node needs only to
-beat the floor, which ``B`` does once every value that cannot is removed.  The branching is binary: once a value
-has been tried and nothing with it beats the floor, it leaves the domain and
-that removal is propagated before the next value is tried (the branch
-``x != a``, as toulbar2 and constraint solvers branch).  A removed value makes
+beat the floor, which ``B`` does once every value that cannot is removed.
+The branching is binary: once a value has been tried and nothing with it
+beats the floor, it leaves the domain and that removal is propagated before
+the next value is tried (the branch ``x != a``, as toulbar2 and constraint
+solvers branch).  A removed value makes
 a table's maxima be computed again only when one of them may have been reached
 at that value, and the reduced costs, like the sum of the maxima, are kept up
 to date table by table.  Undo is a trail of removed values and of the table

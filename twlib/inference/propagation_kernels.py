@@ -14,11 +14,11 @@ A round of propagation removes the values whose reduced cost has reached the
 bound's margin over the floor.  Scanning every variable for them costs, at
 every round of every node, time in proportion to the model, while a round
 changes the costs of a few variables; so each variable's largest reduced cost
-over its values left is kept in a max segment tree (``seg``, leaves from ``seg.shape[0] // 2``), and a
-round visits only the variables whose largest reaches the margin (listed in
-``found``).  A change marks the variable ``dirty`` (listed in ``marked``,
-counted in ``state[9]``), and the tree takes the marked variables' new
-largest before it is read.
+over its values left is kept in a max segment tree (``seg``, leaves from
+``seg.shape[0] // 2``), and a round visits only the variables whose largest
+reaches the margin (listed in ``found``).  A change marks the variable
+``dirty`` (listed in ``marked``, counted in ``state[9]``), and the tree takes
+the marked variables' new largest before it is read.
 
 The class calls four entry points: :func:`floor_of`, :func:`rescan_all`,
 :func:`root_propagate` and :func:`depth_first`.
