@@ -37,9 +37,19 @@ beat the floor, which ``B`` does once every value that cannot is removed.
 The branching is binary: once a value has been tried and nothing with it
 beats the floor, it leaves the domain and that removal is propagated before
 the next value is tried (the branch ``x != a``, as toulbar2 and constraint
-solvers branch).  A removed value makes
-a table's maxima be computed again only when one of them may have been reached
-at that value, and the reduced costs, like the sum of the maxima, are kept up
+solvers branch).
+
+After each branch, the neighbours of the variable branched on lose their
+*dominated* values: a value ``a`` of ``Y`` goes when the value ``b`` of least
+reduced cost is as good in every assignment the domains allow, which holds
+when, table by table around ``Y``, the least of ``t[Y = b] - t[Y = a]`` over
+the other variables' values sums to at least 0 (dead-end elimination:
+Goldstein 1994; toulbar2 applies it during search, de Givry, Prestwich &
+O'Sullivan 2013).  It removes assignments, not optima: whenever ``a`` goes,
+``b`` stays, so an assignment at least as good as any removed is left.
+
+A removed value makes a table's maxima be computed again only when one of them
+may have been reached at that value, and the reduced costs, like the sum of the maxima, are kept up
 to date table by table.  Undo is a trail of removed values and of the table
 maxima saved before they were recomputed, so the search can stop and resume.
 """
@@ -49,7 +59,6 @@ import numpy as np
 
 from .engine import Engine
 from .cost_shifting import star_incidence
-from .flat import table_sizes
 from .propagation_kernels import depth_first, floor_of, rescan_all, root_propagate
 
 __all__ = ["PropagationSearch"]
@@ -104,8 +113,7 @@ class PropagationSearch(Engine):
         inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, n, count)
         k_of_slot = np.full(len(var), -1, dtype=np.int64)
         k_of_slot[inc_slot] = np.arange(len(inc_slot))
-        size = table_sizes(tab)
-        self.static = (ptr, var, stride, offset, size, values, self.arity, inc_ptr, inc_table,
+        self.static = (ptr, var, stride, offset, values, self.arity, inc_ptr, inc_table,
                        k_of_slot)
         self.dom = np.ones((n, top), dtype=np.bool_)
         self.dsize = self.arity.copy()
@@ -121,13 +129,15 @@ class PropagationSearch(Engine):
                      np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
                      np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64),
-                     np.zeros(max(1, int(np.diff(ptr).max(initial=0))), dtype=np.int64),
+                     np.zeros((max(1, int(np.diff(ptr).max(initial=0))), top + 2),
+                              dtype=np.int64),
                      # the variables marked since the tree of their largest
                      # reduced costs was read, the tree, and the variables it
                      # finds (with room for its walk's pending nodes)
                      np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int64),
                      np.empty(2 * _leaves(n)), np.empty(n + 2 * _leaves(n).bit_length() + 2,
-                                                        dtype=np.int64))
+                                                        dtype=np.int64),
+                     np.zeros(n, dtype=np.bool_))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
@@ -160,7 +170,7 @@ class PropagationSearch(Engine):
 
     def _restart(self) -> None:
         """Back to the root with every value allowed, propagated against the floor."""
-        inc_ptr = self.static[7]
+        inc_ptr = self.static[6]
         # a variable in no table (observed, say) takes its first value: branching
         # on it would only repeat the same subtree
         self.dsize[:] = np.where(np.diff(inc_ptr) > 0, self.arity, 1)
