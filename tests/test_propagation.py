@@ -8,7 +8,7 @@ from twlib.factors import Factor, FactorModel
 from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.minibucket import shifted_tables
 from twlib.inference.propagation import PropagationSearch
-from twlib.inference.domains import dominates
+from twlib.inference.dominance import dominates
 
 from .test_minibucket import brute_force, random_model
 
@@ -113,7 +113,7 @@ def direct_gain(shifted, dom, y, a, b):
 def test_the_test_of_dominated_values_agrees_with_a_direct_computation(seed, n_vars, zeros):
     model, evidence = tied_model(seed, n_vars, zeros)
     shifted, tab, search = search_over(model, evidence, 0.5)
-    ptr, var, stride, offset, values, arity, inc_ptr, inc_table, _ = search.static
+    ptr, var, stride, offset, _, values, arity, inc_ptr, inc_table, _ = search.static
     for _ in range(20):
         if search.finished:
             break
@@ -126,7 +126,7 @@ def test_the_test_of_dominated_values_agrees_with_a_direct_computation(seed, n_v
                     if abs(want) > 1e-9:            # else rounding may decide
                         assert dominates(y, a, b, ptr, var, stride, offset, values, arity,
                                          inc_ptr, inc_table, search.work[4], search.dom,
-                                         search.work[14]) == (want >= 0)
+                                         search.work[20]) == (want >= 0)
         search.run(1)
 
 
@@ -183,7 +183,7 @@ def test_the_tree_of_largest_reduced_costs_holds_each_variables_largest(seed, n_
     _, _, search = search_over(model, evidence, 0.5)
     dom, dsize, red, infs = search.dom, search.dsize, search.work[5], search.work[6]
     dirty, seg = search.work[15], search.work[17]
-    inc_ptr = search.static[6]
+    inc_ptr = search.static[7]
     leaves = len(seg) // 2
     for _ in range(30):
         if search.finished:

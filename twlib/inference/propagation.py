@@ -49,9 +49,10 @@ O'Sullivan 2013).  It removes assignments, not optima: whenever ``a`` goes,
 ``b`` stays, so an assignment at least as good as any removed is left.
 
 A removed value makes a table's maxima be computed again only when one of them
-may have been reached at that value, and the reduced costs, like the sum of the maxima, are kept up
-to date table by table.  Undo is a trail of removed values and of the table
-maxima saved before they were recomputed, so the search can stop and resume.
+may have been reached at that value, and the reduced costs, like the sum of
+the maxima, are kept up to date table by table.  Undo is a trail of removed
+values and of the table maxima saved before they were recomputed, so the
+search can stop and resume.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ import numpy as np
 
 from .engine import Engine
 from .cost_shifting import star_incidence
+from .flat import table_sizes
 from .propagation_kernels import depth_first, floor_of, rescan_all, root_propagate
 
 __all__ = ["PropagationSearch"]
@@ -113,7 +115,8 @@ class PropagationSearch(Engine):
         inc_ptr, inc_table, inc_slot = star_incidence(ptr, var, n, count)
         k_of_slot = np.full(len(var), -1, dtype=np.int64)
         k_of_slot[inc_slot] = np.arange(len(inc_slot))
-        self.static = (ptr, var, stride, offset, values, self.arity, inc_ptr, inc_table,
+        size = table_sizes(tab)
+        self.static = (ptr, var, stride, offset, size, values, self.arity, inc_ptr, inc_table,
                        k_of_slot)
         self.dom = np.ones((n, top), dtype=np.bool_)
         self.dsize = self.arity.copy()
@@ -129,15 +132,18 @@ class PropagationSearch(Engine):
                      np.empty(n * top, dtype=np.int64),
                      np.empty(max(1, trail_floats // 8), dtype=np.int64),
                      np.empty(trail_floats), np.zeros(1), np.zeros(1, dtype=np.int64),
-                     np.zeros((max(1, int(np.diff(ptr).max(initial=0))), top + 2),
-                              dtype=np.int64),
+                     np.zeros(max(1, int(np.diff(ptr).max(initial=0))), dtype=np.int64),
                      # the variables marked since the tree of their largest
                      # reduced costs was read, the tree, and the variables it
                      # finds (with room for its walk's pending nodes)
                      np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int64),
                      np.empty(2 * _leaves(n)), np.empty(n + 2 * _leaves(n).bit_length() + 2,
                                                         dtype=np.int64),
-                     np.zeros(n, dtype=np.bool_))
+                     # the neighbours visited, and an odometer over a table's
+                     # values left (dead-end elimination)
+                     np.zeros(n, dtype=np.bool_),
+                     np.zeros((max(1, int(np.diff(ptr).max(initial=0))), top + 2),
+                              dtype=np.int64))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
@@ -170,7 +176,7 @@ class PropagationSearch(Engine):
 
     def _restart(self) -> None:
         """Back to the root with every value allowed, propagated against the floor."""
-        inc_ptr = self.static[6]
+        inc_ptr = self.static[7]
         # a variable in no table (observed, say) takes its first value: branching
         # on it would only repeat the same subtree
         self.dsize[:] = np.where(np.diff(inc_ptr) > 0, self.arity, 1)

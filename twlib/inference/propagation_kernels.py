@@ -5,10 +5,10 @@ without numba's reference counting (``_nrt=False``): counting each array passed
 to a helper, atomically, took two thirds of its time.  And the helpers take the
 arrays one by one, not as the tuples the class keeps them in, which would be
 copied whole at every call.  Their arguments, in this order: the tables ``ptr,
-var, stride, offset, values, arity, inc_ptr, inc_table, k_of_slot`` and the
+var, offset, size, values, arity, inc_ptr, inc_table, k_of_slot`` and the
 state ``dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
-ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` (see
-``PropagationSearch.__init__``).
+ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` and, for
+dead-end elimination, ``seen, odometer`` (see ``PropagationSearch.__init__``).
 
 A round of propagation removes the values whose reduced cost has reached the
 bound's margin over the floor.  Scanning every variable for them costs, at
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .domains import dominates, table_maxima
+from .dominance import dominates
 from .flat import slack, tables_total
 
 __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
@@ -145,14 +145,51 @@ def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _rescan(t, state, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, red,
+def _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red,
             infs, finite, infinite, digit, dirty, marked):
-    """Table ``t``'s maxima recomputed (:func:`~twlib.inference.domains.table_maxima`), and
-    the reduced costs with them."""
+    """Table ``t``'s maxima recomputed (:func:`_scan`), and the reduced costs with them."""
     _account(t, -1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
-    _set_max(t, table_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom, mm,
-                             digit), tmax, finite, infinite)
+    _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
+          digit)
     _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
+
+
+@nb.njit(cache=True, _nrt=False)
+def _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
+          digit):
+    """Table ``t``'s maximum over the entries the domains allow, and its maximum
+    at each value of each of its variables."""
+    first, last = ptr[t], ptr[t + 1]
+    for j in range(first, last):
+        for b in range(arity[var[j]]):
+            mm[k_of_slot[j], b] = -np.inf
+        digit[j - first] = 0
+    # the entry's value of each variable as an odometer (the last variable
+    # fastest, as the table is laid out): no division per entry
+    top = -np.inf
+    for e in range(size[t]):
+        value = values[offset[t] + e]
+        if value > -np.inf:
+            allowed = True
+            for j in range(first, last):
+                if not dom[var[j], digit[j - first]]:
+                    allowed = False
+                    break
+            if allowed:
+                if value > top:
+                    top = value
+                for j in range(first, last):
+                    k, a = k_of_slot[j], digit[j - first]
+                    if value > mm[k, a]:
+                        mm[k, a] = value
+        j = last - 1
+        while j >= first:
+            digit[j - first] += 1
+            if digit[j - first] < arity[var[j]]:
+                break
+            digit[j - first] = 0
+            j -= 1
+    _set_max(t, top, tmax, finite, infinite)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -187,7 +224,7 @@ def _total(exact, tmax, finite, infinite):
 def rescan_all(count, state, static, work):
     """Every table's maxima, every reduced cost and the tree of the largest
     computed afresh."""
-    ptr, var, stride, offset, values, arity, inc_ptr, _, k_of_slot = static
+    ptr, var, _, offset, size, values, arity, inc_ptr, _, k_of_slot = static
     dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
     finite, infinite, digit = work[12], work[13], work[14]
     dirty, marked, seg = work[15], work[16], work[17]
@@ -197,8 +234,8 @@ def rescan_all(count, state, static, work):
     finite[0] = 0.0
     infinite[0] = 0
     for t in range(count):
-        _set_max(t, table_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom,
-                                 mm, digit), tmax, finite, infinite)
+        _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite,
+              infinite, digit)
         _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
     dirty[:] = False
     state[9] = 0
@@ -300,10 +337,10 @@ def root_propagate(state, scalars, target, static, work):
     class keeps; the root's bound: the sum of the maxima lowered by the
     largest over the variables of their smallest reduced cost (every
     assignment pays at least that on each variable)."""
-    ptr, var, stride, offset, values, arity, inc_ptr, inc_table, k_of_slot = static
+    ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit, dirty, marked, seg, found, _) = work
-    total = _propagate(state, scalars, target, 0, ptr, var, stride, offset, values, arity,
+     infinite, digit, dirty, marked, seg, found, _, _) = work
+    total = _propagate(state, scalars, target, 0, ptr, var, offset, size, values, arity,
                        inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs,
                        stamp, touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
                        marked, seg, found)
@@ -320,7 +357,7 @@ def root_propagate(state, scalars, target, static, work):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, arity, inc_ptr,
+def _propagate(state, scalars, target, start, ptr, var, offset, size, values, arity, inc_ptr,
                inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
                dtrail, ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found):
     """Recompute the tables that the values removed since trail position
@@ -346,7 +383,7 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
                 if not _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail,
                              ftrail):
                     return -np.inf
-                _rescan(t, state, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax,
+                _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax,
                         mm, red, infs, finite, infinite, digit, dirty, marked)
                 stamp[t] = fresh
                 touched[rescanned] = t
@@ -389,45 +426,32 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
 
 
 @nb.njit(cache=True, _nrt=False)
-def _dominated(y, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table, mm, dom,
-               dsize, red, infs, dtrail, dirty, marked, digit):
-    """Remove the values of ``y`` that its value of smallest reduced cost
-    dominates (:func:`~twlib.inference.domains.dominates`); whether any went.  An optimum within the
-    domains stays: the dominating value stays whenever one goes."""
-    b, low = -1, np.inf
-    for c in range(arity[y]):
-        if dom[y, c]:
-            cost = np.inf if infs[y, c] > 0 else red[y, c]
-            if b < 0 or cost < low:
-                b, low = c, cost
-    removed = False
-    for a in range(arity[y]):
-        if a != b and dom[y, a] and dominates(y, a, b, ptr, var, stride, offset, values,
-                                               arity, inc_ptr, inc_table, mm, dom, digit):
-            _remove(y, a, state, dom, dsize, dtrail, dirty, marked)
-            removed = True
-    return removed
-
-
-@nb.njit(cache=True, _nrt=False)
 def _eliminate(x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table, mm, dom,
-               dsize, red, infs, dtrail, dirty, marked, digit, seen):
-    """:func:`_dominated` on each neighbour of ``x``, whose domain has just
-    shrunk; whether any value went."""
+               dsize, red, infs, dtrail, dirty, marked, odometer, seen):
+    """Remove the values of each neighbour of ``x`` (whose domain has just
+    shrunk) that the neighbour's value of smallest reduced cost dominates
+    (:func:`~twlib.inference.dominance.dominates`); whether any went.  An optimum
+    within the domains stays: the dominating value stays whenever one goes."""
     removed = False
     for k in range(inc_ptr[x], inc_ptr[x + 1]):
-        t = inc_table[k]
-        for j in range(ptr[t], ptr[t + 1]):
+        for j in range(ptr[inc_table[k]], ptr[inc_table[k] + 1]):
             y = var[j]
             if y == x or seen[y] or dsize[y] < 2:
                 continue
             seen[y] = True
-            removed |= _dominated(y, state, ptr, var, stride, offset, values, arity, inc_ptr,
-                                  inc_table, mm, dom, dsize, red, infs, dtrail, dirty, marked,
-                                  digit)
+            b, low = -1, np.inf
+            for c in range(arity[y]):
+                cost = np.inf if infs[y, c] > 0 else red[y, c]
+                if dom[y, c] and (b < 0 or cost < low):
+                    b, low = c, cost
+            for a in range(arity[y]):
+                if a != b and dom[y, a] and dominates(y, a, b, ptr, var, stride, offset, values,
+                                                       arity, inc_ptr, inc_table, mm, dom,
+                                                       odometer):
+                    _remove(y, a, state, dom, dsize, dtrail, dirty, marked)
+                    removed = True
     for k in range(inc_ptr[x], inc_ptr[x + 1]):
-        t = inc_table[k]
-        for j in range(ptr[t], ptr[t + 1]):
+        for j in range(ptr[inc_table[k]], ptr[inc_table[k] + 1]):
             seen[var[j]] = False
     return removed
 
@@ -448,9 +472,9 @@ def _choose(arity, inc_ptr, dsize, weight):
 @nb.njit(cache=True, _nrt=False)
 def depth_first(state, scalars, target, best, static, tab, count, work, levels, budget):
     """Expand up to ``budget`` nodes of the depth-first search from where it stopped."""
-    ptr, var, stride, offset, values, arity, inc_ptr, inc_table, k_of_slot = static
+    ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit, dirty, marked, seg, found, seen) = work
+     infinite, digit, dirty, marked, seg, found, seen, odometer) = work
     level_var, level_order, level_count, level_next, level_marks, assign = levels
     n = arity.shape[0]
     nodes = 0
@@ -469,15 +493,15 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                 state[7] += 1
                 _remove(x, a, state, dom, dsize, dtrail, dirty, marked)
                 bound = _propagate(state, scalars, target, level_marks[refute, 0], ptr, var,
-                                   stride, offset, values, arity, inc_ptr, inc_table, k_of_slot,
+                                   offset, size, values, arity, inc_ptr, inc_table, k_of_slot,
                                    dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
                                    dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
                                    marked, seg, found)
                 before = state[4]
                 if bound > floor_of(scalars, target) and _eliminate(
                         x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table,
-                        mm, dom, dsize, red, infs, dtrail, dirty, marked, digit, seen):
-                    bound = _propagate(state, scalars, target, before, ptr, var, stride, offset,
+                        mm, dom, dsize, red, infs, dtrail, dirty, marked, odometer, seen):
+                    bound = _propagate(state, scalars, target, before, ptr, var, offset, size,
                                        values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize,
                                        weight, tmax, mm, red, infs, stamp, touched, dtrail,
                                        ttrail, ftrail, finite, infinite, digit, dirty, marked,
@@ -546,18 +570,18 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
             if b != a and dom[x, b]:
                 _remove(x, b, state, dom, dsize, dtrail, dirty, marked)
         nodes += 1
-        bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, stride,
-                           offset, values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
+        bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, offset, size,
+                           values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
                            tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
                            infinite, digit, dirty, marked, seg, found)
         before = state[4]
         if bound > floor_of(scalars, target) and _eliminate(
                 x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table, mm, dom,
-                dsize, red, infs, dtrail, dirty, marked, digit, seen):
-            bound = _propagate(state, scalars, target, before, ptr, var, stride,
-                               offset, values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize,
-                               weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail,
-                               ftrail, finite, infinite, digit, dirty, marked, seg, found)
+                dsize, red, infs, dtrail, dirty, marked, odometer, seen):
+            bound = _propagate(state, scalars, target, before, ptr, var, offset, size, values,
+                               arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax,
+                               mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
+                               infinite, digit, dirty, marked, seg, found)
         if bound > floor_of(scalars, target):
             state[0] = level + 1
             state[1] = 0
