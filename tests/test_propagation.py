@@ -5,10 +5,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twlib.factors import Factor, FactorModel
+from twlib.inference.dominance import dominates
 from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.minibucket import shifted_tables
 from twlib.inference.propagation import PropagationSearch
-from twlib.inference.dominance import dominates
 
 from .test_minibucket import brute_force, random_model
 
@@ -82,7 +82,7 @@ def tied_model(seed, n_vars, zeros):
 def test_removing_dominated_values_keeps_an_optimum_when_values_tie(seed, n_vars, zeros, mplp):
     model, evidence = tied_model(seed, n_vars, zeros)
     top, _ = brute_force(model, evidence)
-    shifted, tab, search = search_over(model, evidence, mplp)
+    _, _, search = search_over(model, evidence, mplp)
     while not search.finished:
         assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
         search.run(1)
@@ -112,7 +112,7 @@ def direct_gain(shifted, dom, y, a, b):
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7), zeros=st.sampled_from([0.0, 0.3]))
 def test_the_test_of_dominated_values_agrees_with_a_direct_computation(seed, n_vars, zeros):
     model, evidence = tied_model(seed, n_vars, zeros)
-    shifted, tab, search = search_over(model, evidence, 0.5)
+    shifted, _, search = search_over(model, evidence, 0.5)
     ptr, var, stride, offset, _, values, arity, inc_ptr, inc_table, _ = search.static
     for _ in range(20):
         if search.finished:
