@@ -146,7 +146,7 @@ def test_the_reduced_costs_kept_up_to_date_equal_a_direct_computation(seed, n_va
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(3, 7),
-       trail_bytes=st.sampled_from([200, 2000, 20000]))
+       trail_bytes=st.sampled_from([20, 200, 2000, 20000]))
 def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n_vars,
                                                                         trail_bytes):
     model, evidence = random_model(seed, n_vars, 0.0)
@@ -160,6 +160,22 @@ def test_a_search_whose_trail_fills_stalls_with_a_bound_that_still_holds(seed, n
     else:                                       # stalled: it stays where it stopped
         nodes = search.work_done
         assert search.run(5) == 0 and search.stalled and search.work_done == nodes
+
+
+def test_a_root_that_fills_the_trail_stalls_without_claiming_a_bound():
+    """A trail too small for the root's own propagation (its removed zeros)
+    leaves the search stalled, neither finished nor with a bound below the
+    optimum."""
+    stalled_at_root = 0
+    for seed in range(20):
+        model, evidence = random_model(seed, 6, 0.3)
+        top, _ = brute_force(model, evidence)
+        _, _, search = search_over(model, evidence, 0.0, trail_bytes=20)
+        if search.stalled:
+            stalled_at_root += 1
+            assert not search.finished and search.work_done == 0
+            assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
+    assert stalled_at_root > 0
 
 
 def test_an_incumbent_given_by_another_search_prunes_and_is_kept():

@@ -164,7 +164,7 @@ class PropagationSearch(Engine):
         self._restart()
         if self.state[2]:
             self.done = True
-        else:
+        elif not self.stalled:
             self.proved = self.root_bound
             self.scale = max(1.0, abs(self.root_bound))
             self._lower_target(_FIRST_STEP * self.scale)
@@ -186,7 +186,9 @@ class PropagationSearch(Engine):
         rescan_all(self.count, self.state, self.static, self.work)
         self.root_bound = root_propagate(self.state, self.scalars, self.target, self.static,
                                           self.work)
-        if not self.root_bound > floor_of(self.scalars, self.target):
+        # a root whose propagation filled the trail has refuted nothing: the
+        # search is stalled, its bound left where it was
+        if not self.stalled and not self.root_bound > floor_of(self.scalars, self.target):
             self.state[2] = 1
 
     def _lower_target(self, step: float) -> None:
