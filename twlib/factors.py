@@ -19,6 +19,9 @@ from .network import BayesianNetwork
 __all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "as_factor_model", "cpt_factor",
            "labelled_einsum"]
 
+# Entries of the index arrays that :meth:`FactorModel.log_values` fills per block of rows
+_LOOKUP_ENTRIES = 2**22
+
 
 def labelled_einsum(*args):
     """``np.einsum`` in sublist form with arbitrary hashable labels.
@@ -98,7 +101,8 @@ class FactorModel:
     ``flat_logs`` is None, or the log tables of the factors as flat arrays over
     variable indices (:func:`twlib.inference.flat.flat_tables`) when the model
     was made from them (:meth:`from_flat_logs`): the solvers read those
-    directly, and the factors are made only when first read.
+    directly, and the factors are made only when first read.  Either way
+    :meth:`flat_log_tables` gives them, made once.
     """
 
     def __init__(self, variables, states: dict, factors, *, name: str = "model",
@@ -147,7 +151,25 @@ class FactorModel:
     @factors.setter
     def factors(self, factors) -> None:
         self._factors = list(factors)
-        self.flat_logs = None
+        self.flat_logs = self._flat_made = None
+
+    def flat_log_tables(self) -> tuple:
+        """The factors' log tables as flat arrays ``(ptr, var, stride, offset,
+        values)`` over variable indices, in factor order (the form of
+        :func:`twlib.inference.flat.flat_tables`): :attr:`flat_logs` when the
+        model was made from them, else made at the first call and kept.  Do not
+        change them: every later call returns the same arrays.
+
+        >>> model = FactorModel(["a", "b"], {"a": [0, 1], "b": [0, 1, 2]},
+        ...                     [Factor(("b", "a"), np.ones((3, 2)))])
+        >>> [a.tolist() for a in model.flat_log_tables()[:4]]
+        [[0, 2], [1, 0], [2, 1], [0]]
+        """
+        if self.flat_logs is not None:
+            return self.flat_logs
+        if self._flat_made is None:
+            self._flat_made = _flat_logs_of(self)
+        return self._flat_made
 
     def _check(self):
         """Every factor over known variables, of their shape, non-negative and finite."""
@@ -191,26 +213,7 @@ class FactorModel:
         arity = np.array([self.arity(v) for v in self.variables])
         if (rows < 0).any() or (rows >= arity).any():
             raise InputError("a state index is out of range for its variable")
-        if self.flat_logs is not None:
-            return _flat_log_values(rows, self.flat_logs)
-        index = {v: k for k, v in enumerate(self.variables)}
-        if len(rows) == 1:
-            # one row (a solver's answer): scalar lookups take a fifth of the time
-            # of a fancy index per factor; the logs are added in the same order
-            row = rows[0].tolist()
-            values = np.array([f.values[tuple([row[index[v]] for v in f.variables])]
-                               for f in self.factors], dtype=float)
-            with np.errstate(divide="ignore"):
-                logs = np.log(values).tolist()
-            total = 0.0
-            for x in logs:
-                total += x
-            return np.array([total])
-        total = np.zeros(len(rows))
-        with np.errstate(divide="ignore"):
-            for f in self.factors:
-                total += np.log(f.values[tuple(rows[:, index[v]] for v in f.variables)])
-        return total
+        return _flat_log_values(rows, self.flat_log_tables())
 
     def reduced(self, fixed: dict) -> tuple:
         """``(log constant, model)``: this model with the variables of ``fixed``
@@ -252,14 +255,54 @@ class FactorModel:
         return graph
 
 
+def _flat_logs_of(model) -> tuple:
+    """:meth:`FactorModel.flat_log_tables` made from the factors, with no Python
+    step per factor but reading its scope and values: a model of a thousand
+    small factors spent more on a ``log`` call, a stride loop and an append per
+    factor than on the entries."""
+    index = {v: k for k, v in enumerate(model.variables)}
+    scopes = [f.variables for f in model.factors]
+    var = np.array([index[v] for scope in scopes for v in scope], dtype=np.int64)
+    lengths = np.array([len(scope) for scope in scopes], dtype=np.int64)
+    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    arity = np.array([len(model._states[v]) for v in model.variables], dtype=np.int64)
+    stride = np.ones(len(var), dtype=np.int64)
+    sizes = np.ones(len(scopes), dtype=np.int64)
+    # C order: a slot's stride is the product of the arities after it in its
+    # table, taken at once for all the tables of one length
+    for length in np.unique(lengths[lengths > 0]).tolist():
+        tables = np.flatnonzero(lengths == length)
+        slots = ptr[tables][:, None] + np.arange(length)
+        after = np.cumprod(arity[var[slots]][:, ::-1], axis=1)[:, ::-1]
+        stride[slots[:, :-1]] = after[:, 1:]
+        sizes[tables] = after[:, 0]
+    offset = np.zeros(len(scopes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=offset[1:])
+    with np.errstate(divide="ignore"):
+        values = (np.log(np.concatenate([f.values for f in model.factors], axis=None,
+                                        dtype=float))
+                  if scopes else np.empty(0))
+    return ptr, var, stride, offset, values
+
+
 def _flat_log_values(rows, tab) -> np.ndarray:
-    """``FactorModel.log_values`` of ``rows`` from the flat log tables ``tab``."""
+    """``FactorModel.log_values`` of ``rows`` from the flat log tables ``tab``,
+    a block of rows at a time so that the work arrays stay small."""
     ptr, var, stride, offset, values = tab
-    # each table's entry at each row: its offset plus the row's states at its strides
-    steps = np.zeros((len(rows), len(var) + 1), dtype=np.int64)
-    np.cumsum(rows[:, var] * stride, axis=1, out=steps[:, 1:])
-    entries = offset + steps[:, ptr[1:]] - steps[:, ptr[:-1]]
-    return values[entries].sum(axis=1)
+    out = np.empty(len(rows))
+    block = max(1, _LOOKUP_ENTRIES // (len(var) + 1))
+    for start in range(0, len(rows), block):
+        part = rows[start:start + block]
+        # each table's entry at each row: its offset plus the row's states at its strides
+        steps = np.zeros((len(part), len(var) + 1), dtype=np.int64)
+        np.cumsum(part[:, var] * stride, axis=1, out=steps[:, 1:])
+        entries = offset + steps[:, ptr[1:]] - steps[:, ptr[:-1]]
+        # added table after table, as a running sum: one row alone gets the same
+        # last bit as among others (a row sum's pairwise order depends on the shape)
+        out[start:start + block] = (np.cumsum(values[entries], axis=1)[:, -1] if len(offset)
+                                    else 0.0)
+    return out
 
 
 def as_factor_model(model) -> FactorModel:
