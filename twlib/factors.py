@@ -196,6 +196,26 @@ class FactorModel:
     def arity(self, v) -> int:
         return len(self._states[v])
 
+    def labelled(self, row) -> dict:
+        """State indices ``row`` (one per variable, in model order) as
+        ``{variable: state}``, the form of an answer.
+
+        >>> model = FactorModel(["a", "b"], {"a": ["no", "yes"], "b": ["lo", "hi"]}, [])
+        >>> model.labelled([1, 0])
+        {'a': 'yes', 'b': 'lo'}
+        """
+        return {v: self._states[v][s] for v, s in zip(self.variables, np.asarray(row).tolist())}
+
+    def state_indices(self, assignment: dict) -> dict:
+        """``{variable: state}`` as ``{variable: state index}`` (the inverse of
+        :meth:`labelled`, for any subset of the variables).
+
+        >>> model = FactorModel(["a"], {"a": ["no", "yes"]}, [])
+        >>> model.state_indices({"a": "yes"})
+        {'a': 1}
+        """
+        return {v: self._states[v].index(s) for v, s in assignment.items()}
+
     def log_values(self, states) -> np.ndarray:
         """``sum over factors of log f(x)`` (the unnormalised log-probability) of
         each row of state indices (one column per variable, in model order);
@@ -210,7 +230,7 @@ class FactorModel:
         if rows.shape[1] != len(self.variables):
             raise InputError(f"rows have {rows.shape[1]} states, the model {len(self.variables)} "
                              "variables")
-        arity = np.array([self.arity(v) for v in self.variables])
+        arity = np.array([len(self._states[v]) for v in self.variables])
         if (rows < 0).any() or (rows >= arity).any():
             raise InputError("a state index is out of range for its variable")
         return _flat_log_values(rows, self.flat_log_tables())

@@ -384,12 +384,28 @@ def greedy_entries(scopes, weights, *, method: str = "min-degree",
     w = _node_weights(range(len(weights)), list(weights), required=True)
     if not len(w):
         return 0.0
-    ends = np.array([(a, b) for scope in scopes for i, a in enumerate(scope)
-                     for b in scope[i + 1:] if a != b], dtype=np.int64).reshape(-1, 2)
+    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
+    np.cumsum([len(scope) for scope in scopes], out=ptr[1:])
+    var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64, count=ptr[-1])
     give_up = np.inf if stop_above is None else math.log(stop_above)
-    _, _, entries = greedy_elimination(_bitset_rows_of(len(w), ends), _KIND[method], w, 0.0, 0,
-                                       _NO_ORDER, np.zeros(0, np.bool_), give_up)
+    _, _, entries = greedy_elimination(_bitset_rows_of_scopes(len(w), ptr, var), _KIND[method],
+                                       w, 0.0, 0, _NO_ORDER, np.zeros(0, np.bool_), give_up)
     return float(entries)
+
+
+@nb.njit(cache=True)
+def _bitset_rows_of_scopes(n, ptr, var):
+    """Bitset rows of the graph on nodes ``0 .. n - 1`` in which the nodes of
+    each scope ``var[ptr[t]:ptr[t + 1]]`` form a clique (a model's interaction
+    graph, without listing its edges first)."""
+    adj = np.zeros((n, (n + 63) // 64), dtype=np.uint64)
+    for t in range(ptr.shape[0] - 1):
+        for i in range(ptr[t], ptr[t + 1]):
+            for j in range(ptr[t], ptr[t + 1]):
+                a, b = var[i], var[j]
+                if a != b:
+                    adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return adj
 
 
 def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:

@@ -129,7 +129,7 @@ def presolved(model, evidence, solve) -> MPEResult:
         return solve(model, evidence)
     if pre.model.variables:
         result = solve(pre.model, None)
-        states = {v: pre.model.states(v).index(s) for v, s in result.assignment.items()}
+        states = pre.model.state_indices(result.assignment)
     else:                               # a forest: the elimination alone is exact
         result = MPEResult.exact({}, 0.0, "variable elimination", history=[])
         states = {}
@@ -140,7 +140,7 @@ def presolved(model, evidence, solve) -> MPEResult:
     offset = clock.now() - started - result.stats.get("seconds", 0.0)
     history = [(t + offset, v + pre.constant, b + pre.constant)
                for t, v, b in result.stats.get("history", [])]
-    assignment = {v: model.states(v)[s] for v, s in zip(model.variables, row.tolist())}
+    assignment = model.labelled(row)
     stats = {**result.stats, "history": history, "eliminated": pre.eliminated_count,
              "seconds": clock.now() - started,
              "compile_seconds": clock.compile_seconds() - compiled}

@@ -80,8 +80,7 @@ class MPEResult:
         value = float(log_value(states))
         bound = value if status == "optimal" else max(bound, value)
         history.append((clock.now() - started, value, bound))
-        assignment = {v: model.states(v)[int(states[k])]
-                      for k, v in enumerate(model.variables)}
+        assignment = model.labelled(states)
         return cls(assignment, value, float(bound), status, method, {**stats, "history": history})
 
 
