@@ -25,7 +25,8 @@ by :func:`twlib.inference.most_probable_explanation`: the junction tree when it
 fits, else branch and bound on mini-bucket bounds for ``--seconds``.  With
 ``pytoulbar2`` installed (the ``peers`` extra) toulbar2 solves each instance
 too, in a fresh process with the same ``--seconds`` (after twlib, or with
-``--side-by-side`` at the same time, each solver on one of two cores); the headline counts the
+``--side-by-side`` at the same time, each solver on one of two cores, both
+solves starting once toulbar2 has read its model); the headline counts the
 instances each proves optimal, those toulbar2 proves and twlib does not, the
 instances where twlib's log-value is below toulbar2's, and the median of
 toulbar2's seconds over twlib's on those both prove (and on those of them
@@ -82,12 +83,16 @@ def map_instances(args):
         yield name, inst.model, inst.evidence, inst.map_state, path
 
 
-def _toulbar2(path, evidence, seconds, answer):
+def _toulbar2(path, evidence, seconds, answer, ready, go):
     import pytoulbar2
 
     cfn = pytoulbar2.CFN(verbose=-1)
     cfn.Read(str(path))
-    # from the model read, as twlib's: the evidence and the solve count
+    # from the model read, as twlib's: the evidence and the solve count; the
+    # solve starts when twlib's does, so that neither runs beside the other's
+    # start-up (a fresh interpreter's imports and the file's reading)
+    ready.set()
+    go.wait()
     started = time.perf_counter()
     for var, state in evidence.items():
         cfn.Assign(cfn.VariableIndices[f"x{var}"], state)
@@ -102,12 +107,14 @@ def toulbar2_map(path, model, evidence, seconds):
     when it found no assignment.  Evidence is assigned before the solve; the
     seconds run from the model read to the end of the solve, as twlib's do (the
     file's reading and the process's start-up are not counted)."""
-    return toulbar2_finish(toulbar2_start(path, model, evidence, seconds))
+    handle = toulbar2_start(path, model, evidence, seconds)
+    toulbar2_go(handle)
+    return toulbar2_finish(handle)
 
 
 def toulbar2_start(path, model, evidence, seconds):
-    """toulbar2 started on the instance in its own process; :func:`toulbar2_finish`
-    waits for it."""
+    """toulbar2 started on the instance in its own process, up to its model read;
+    :func:`toulbar2_go` starts its solve, :func:`toulbar2_finish` waits for it."""
     folder = tempfile.TemporaryDirectory()
     plain = Path(folder.name) / "model.uai"
     opener = gzip.open if str(path).endswith(".gz") else open
@@ -116,15 +123,24 @@ def toulbar2_start(path, model, evidence, seconds):
     index = {v: k for k, v in enumerate(model.variables)}
     ev = {index[v]: s for v, s in evidence.items()}
     context = multiprocessing.get_context("spawn")
-    answer = context.Queue()
-    worker = context.Process(target=_toulbar2, args=(plain, ev, seconds, answer))
+    answer, ready, go = context.Queue(), context.Event(), context.Event()
+    worker = context.Process(target=_toulbar2, args=(plain, ev, seconds, answer, ready, go))
     worker.start()
-    return worker, answer, folder, seconds
+    return worker, answer, folder, seconds, ready, go
+
+
+def toulbar2_go(handle):
+    """Start the solve of a toulbar2 :func:`toulbar2_start` began, once it has
+    read its model (or failed to within a minute)."""
+    worker, ready, go = handle[0], handle[4], handle[5]
+    while not ready.wait(0.1) and worker.is_alive():
+        pass
+    go.set()
 
 
 def toulbar2_finish(handle):
     """What :func:`toulbar2_map` returns, for a solve :func:`toulbar2_start` began."""
-    worker, answer, folder, seconds = handle
+    worker, answer, folder, seconds = handle[:4]
     try:
         worker.join(seconds + 30)
         if worker.is_alive():
@@ -154,6 +170,8 @@ def main_map(args):
         # side by side, each solver has one of the two cores for the same seconds
         handle = toulbar2_start(path, model, evidence, seconds) if peer and args.side_by_side \
             else None
+        if handle is not None:
+            toulbar2_go(handle)
         start = time.perf_counter()
         row = {"instance": name, "n": len(model.variables)}
         try:
