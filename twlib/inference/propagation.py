@@ -69,6 +69,9 @@ __all__ = ["PropagationSearch"]
 # target doubles the step
 _FIRST_STEP = 0.01
 _LARGEST_STEP = 1e6
+# The work arrays a full rescan fills (the tables' maxima, the reduced costs and
+# their infinite counts, the sums of the maxima, the tree of the largest costs)
+_RESCANNED = (3, 4, 5, 6, 12, 13, 17)
 
 
 def _leaves(n: int) -> int:
@@ -156,6 +159,7 @@ class PropagationSearch(Engine):
 
     def reset(self) -> None:
         """Forget the proved bound and the weights (the incumbent is the caller's)."""
+        self._root = None
         self.weight[:] = 1.0
         self.counted = 0
         self.proved = np.inf
@@ -183,7 +187,15 @@ class PropagationSearch(Engine):
         self.dom[:] = np.arange(self.dom.shape[1]) < self.dsize[:, None]
         self.state[:] = 0
         self.work[7][:] = -1
-        rescan_all(self.count, self.state, self.static, self.work)
+        if self._root is None:
+            rescan_all(self.count, self.state, self.static, self.work)
+            self._root = [self.work[i].copy() for i in _RESCANNED]
+        else:
+            # the tables are those of the reset: the root's maxima are the first
+            # rescan's, and a search that lowers its target restarts many times
+            for i, saved in zip(_RESCANNED, self._root):
+                self.work[i][:] = saved
+            self.work[15][:] = False
         self.root_bound = root_propagate(self.state, self.scalars, self.target, self.static,
                                           self.work)
         # a root whose propagation filled the trail has refuted nothing: the
