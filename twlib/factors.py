@@ -277,9 +277,9 @@ class FactorModel:
 
 def _flat_logs_of(model) -> tuple:
     """:meth:`FactorModel.flat_log_tables` made from the factors, with no Python
-    step per factor but reading its scope and values: a model of a thousand
-    small factors spent more on a ``log`` call, a stride loop and an append per
-    factor than on the entries."""
+    step per factor but reading its scope and values: with a thousand small
+    factors, a ``log`` call, a stride loop and an append per factor cost more
+    than the entries."""
     index = {v: k for k, v in enumerate(model.variables)}
     scopes = [f.variables for f in model.factors]
     var = np.array([index[v] for scope in scopes for v in scope], dtype=np.int64)

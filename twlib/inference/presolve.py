@@ -201,8 +201,8 @@ def reduced_and_merged(tab, arity, evidence):
     (in the order of their first) and the sum of those with none.  The same
     sums as :func:`~twlib.inference.minibucket.log_tables` followed by
     :func:`~twlib.inference.minibucket.merged_tables`, in the same order, in
-    compiled passes: with a thousand small factors those Python loops took
-    longer than the elimination.
+    compiled passes: with a thousand small factors, Python loops over the
+    tables cost more than the elimination itself.
 
     >>> tab = flat_tables([((0, 1), np.log([[1.0, 2.0], [3.0, 4.0]])),
     ...                    ((1, 0), np.log([[1.0, 1.0], [1.0, 2.0]]))])
