@@ -131,7 +131,7 @@ def toulbar2_start(path, model, evidence, seconds):
 
 def toulbar2_go(handle):
     """Start the solve of a toulbar2 :func:`toulbar2_start` began, once it has
-    read its model (or failed to within a minute)."""
+    read its model (or its process has ended)."""
     worker, ready, go = handle[0], handle[4], handle[5]
     while not ready.wait(0.1) and worker.is_alive():
         pass

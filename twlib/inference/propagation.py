@@ -158,7 +158,8 @@ class PropagationSearch(Engine):
         self.reset()
 
     def reset(self) -> None:
-        """Forget the proved bound and the weights (the incumbent is the caller's)."""
+        """Forget the proved bound and the weights, and read the tables afresh
+        (they may have changed; the incumbent is the caller's)."""
         self._root = None
         self.weight[:] = 1.0
         self.counted = 0
