@@ -190,8 +190,9 @@ def test_a_reset_after_the_tables_change_searches_the_new_tables(seed, n_vars, z
     search.run(3)
     mplp_in_place(tab, shifted.arity, max_sweeps=5)
     search.reset()
-    fresh = PropagationSearch(tab, len(shifted.tables), shifted.arity, np.array([-np.inf]),
-                              np.zeros(len(shifted.arity), dtype=np.int64))
+    # with the incumbent the first search found: the root prunes by it
+    fresh = PropagationSearch(tab, len(shifted.tables), shifted.arity, search.scalars.copy(),
+                              search.best.copy())
     for k in (3, 5, 6):                 # the tables' maxima, the reduced costs, their infinities
         np.testing.assert_array_equal(search.work[k], fresh.work[k])
     while not search.finished:
