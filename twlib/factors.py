@@ -17,7 +17,7 @@ from .errors import InputError, ZeroEvidenceError
 from .network import BayesianNetwork
 
 __all__ = ["Factor", "FactorModel", "ZeroEvidenceError", "as_factor_model", "cpt_factor",
-           "labelled_einsum"]
+           "flat_layout", "labelled_einsum"]
 
 # Entries of the index arrays that :meth:`FactorModel.log_values` fills per block of rows
 _LOOKUP_ENTRIES = 2**22
@@ -275,34 +275,50 @@ class FactorModel:
         return graph
 
 
-def _flat_logs_of(model) -> tuple:
-    """:meth:`FactorModel.flat_log_tables` made from the factors, with no Python
-    step per factor but reading its scope and values: with a thousand small
-    factors, a ``log`` call, a stride loop and an append per factor cost more
-    than the entries."""
-    index = {v: k for k, v in enumerate(model.variables)}
-    scopes = [f.variables for f in model.factors]
-    var = np.array([index[v] for scope in scopes for v in scope], dtype=np.int64)
+def flat_layout(scopes, arrays) -> tuple:
+    """Tables over the variable indices ``scopes``, with C-ordered ``arrays``
+    (one axis per variable of the scope), as flat arrays ``(ptr, var, stride,
+    offset, values)``: table ``t`` has variables ``var[ptr[t]:ptr[t + 1]]`` with
+    those strides, from ``offset[t]`` in ``values``.  No Python step per table
+    but reading its scope and shape: with a thousand small tables, a stride
+    loop and an append per table cost more than the entries.  The form every
+    compiled search reads (:func:`twlib.inference.flat.flat_tables`).
+
+    >>> [a.tolist() for a in flat_layout([(1, 0)], [np.arange(6.0).reshape(3, 2)])]
+    [[0, 2], [1, 0], [2, 1], [0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]
+    """
+    var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64)
     lengths = np.array([len(scope) for scope in scopes], dtype=np.int64)
     ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    arity = np.array([len(model._states[v]) for v in model.variables], dtype=np.int64)
+    sides = np.fromiter(itertools.chain.from_iterable(np.shape(a) for a in arrays),
+                        dtype=np.int64, count=len(var))
     stride = np.ones(len(var), dtype=np.int64)
     sizes = np.ones(len(scopes), dtype=np.int64)
-    # C order: a slot's stride is the product of the arities after it in its
+    # C order: a slot's stride is the product of the sides after it in its
     # table, taken at once for all the tables of one length
     for length in np.unique(lengths[lengths > 0]).tolist():
         tables = np.flatnonzero(lengths == length)
         slots = ptr[tables][:, None] + np.arange(length)
-        after = np.cumprod(arity[var[slots]][:, ::-1], axis=1)[:, ::-1]
+        after = np.cumprod(sides[slots][:, ::-1], axis=1)[:, ::-1]
         stride[slots[:, :-1]] = after[:, 1:]
         sizes[tables] = after[:, 0]
     offset = np.zeros(len(scopes), dtype=np.int64)
     np.cumsum(sizes[:-1], out=offset[1:])
+    # one copy: the tables can be large
+    values = (np.concatenate(arrays, axis=None, dtype=float) if len(arrays) else np.empty(0))
+    return ptr, var, stride, offset, values
+
+
+def _flat_logs_of(model) -> tuple:
+    """:meth:`FactorModel.flat_log_tables` made from the factors, with one
+    logarithm over all their entries rather than one per factor."""
+    index = {v: k for k, v in enumerate(model.variables)}
+    ptr, var, stride, offset, values = flat_layout(
+        [[index[v] for v in f.variables] for f in model.factors],
+        [f.values for f in model.factors])
     with np.errstate(divide="ignore"):
-        values = (np.log(np.concatenate([f.values for f in model.factors], axis=None,
-                                        dtype=float))
-                  if scopes else np.empty(0))
+        np.log(values, out=values)
     return ptr, var, stride, offset, values
 
 

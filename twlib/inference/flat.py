@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..factors import flat_layout
+
 __all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum",
            "tables_total", "slack", "sort_best_first"]
 
@@ -34,22 +36,7 @@ def flat_tables(tables):
     >>> float(table_value(0, np.array([1, 0]), tab))
     2.0
     """
-    ptr, var, stride, offset, total = [0], [], [], [], 0
-    for scope, values in tables:
-        var.extend(scope)
-        steps, step = [], 1
-        for size in reversed(np.shape(values)):
-            steps.append(step)
-            step *= size
-        stride.extend(reversed(steps))
-        ptr.append(len(var))
-        offset.append(total)
-        total += step
-    # one copy: the messages can be large
-    flat = (np.concatenate([np.ravel(values) for _, values in tables], dtype=float) if tables
-            else np.empty(0))
-    return (np.array(ptr, dtype=np.int64), np.array(var, dtype=np.int64),
-            np.array(stride, dtype=np.int64), np.array(offset, dtype=np.int64), flat)
+    return flat_layout([scope for scope, _ in tables], [values for _, values in tables])
 
 
 def table_sizes(tab) -> np.ndarray:
