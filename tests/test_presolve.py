@@ -133,7 +133,7 @@ def test_impossible_evidence_is_still_named():
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(3, 7))
-def test_the_model_left_scores_alike_from_its_log_tables_and_its_factors(seed, n_vars):
+def test_the_model_left_scores_and_joins_alike_from_its_log_tables_and_its_factors(seed, n_vars):
     # the model left is made from flat log tables, its factors only when read
     rng = np.random.default_rng(seed)
     model = naive.random_factor_model(rng, n_vars, n_vars + 4, 3, scale=3.0, zeros=0.2)
@@ -142,12 +142,15 @@ def test_the_model_left_scores_alike_from_its_log_tables_and_its_factors(seed, n
         return
     left = pre.model
     assert left.flat_logs is not None
+    graph = left.interaction_graph()              # read from the scopes: no factor made
+    assert left._factors is None
     rebuilt = FactorModel(left.variables, {v: left.states(v) for v in left.variables},
                           left.factors)
     assert rebuilt.flat_logs is None
     rows = np.array(list(itertools.product(*(range(left.arity(v)) for v in left.variables))))
     np.testing.assert_allclose(left.log_values(rows), rebuilt.log_values(rows), rtol=1e-12,
                                atol=1e-12)
+    assert nx.utils.graphs_equal(graph, rebuilt.interaction_graph())
     assert left.log_values(rows[:1])[0] == pytest.approx(rebuilt.log_values(rows[:1])[0],
                                                          rel=1e-12, abs=1e-12)
     # a model reduced by evidence has new factors, and no log tables of the old ones

@@ -270,8 +270,14 @@ class FactorModel:
         (for a Bayesian network: its moral graph)."""
         graph = nx.Graph()
         graph.add_nodes_from(self.variables)
-        for f in self.factors:
-            graph.add_edges_from(itertools.combinations(f.variables, 2))
+        if self._factors is None:           # the scopes, without making the tables
+            ptr, var = self.flat_logs[0].tolist(), self.flat_logs[1].tolist()
+            scopes = ([self.variables[v] for v in var[ptr[t]:ptr[t + 1]]]
+                      for t in range(len(ptr) - 1))
+        else:
+            scopes = (f.variables for f in self.factors)
+        for scope in scopes:
+            graph.add_edges_from(itertools.combinations(scope, 2))
         return graph
 
 

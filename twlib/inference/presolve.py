@@ -111,9 +111,9 @@ class Presolved:
 def presolved(model, evidence, solve) -> MPEResult:
     """The MPE of ``model`` given ``evidence`` by ``solve(model, evidence)`` (an
     MPE method returning an :class:`MPEResult`), called on the model left by
-    :func:`eliminate_low_degree` (with no evidence) when that removes a
-    variable, and completed; ``stats["eliminated"]`` counts the variables
-    maximised out.
+    :func:`eliminate_low_degree` (with no evidence: it is set, and the tables
+    over one scope are merged, even where no variable goes), and completed;
+    ``stats["eliminated"]`` counts the variables maximised out.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
@@ -125,7 +125,7 @@ def presolved(model, evidence, solve) -> MPEResult:
     model = as_factor_model(model)
     started, compiled = clock.now(), clock.compile_seconds()
     pre = eliminate_low_degree(model, evidence)
-    if pre is None or not pre.eliminated_count:
+    if pre is None:
         return solve(model, evidence)
     if pre.model.variables:
         result = solve(pre.model, None)
