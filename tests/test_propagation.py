@@ -68,6 +68,22 @@ def test_the_search_ends_at_the_brute_force_optimum_and_its_bound_always_holds(
         assert close(model.log_values([row])[0], top)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 8), zeros=st.sampled_from([0.0, 0.3]))
+def test_a_run_that_ends_above_its_target_ends_the_search(seed, n_vars, zeros):
+    # it has refuted everything better than its incumbent: a restart below
+    # would only prove the incumbent again
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    _, _, search = search_over(model, evidence, 0.0)
+    while not search.finished:
+        target, restarts = search.target[0], search.counted
+        search.run(1)
+        if search.counted > restarts:
+            assert search.incumbent < target
+    assert close(search.incumbent, top)
+
+
 def tied_model(seed, n_vars, zeros):
     """A random model whose factors take a few levels only: many values tie
     or dominate one another."""

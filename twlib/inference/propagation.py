@@ -24,7 +24,7 @@ the first incumbents are far below it.  So the search beats a *target* instead
 while the target is above the incumbent: the first lies 1 % below the root's
 bound; a run that finds nothing above it proves the target an upper bound, and
 the next lies twice as far below; a run that finds something goes on as plain
-branch and bound.  This is iterative deepening on the value (as IDA* is on the
+branch and bound, and its end proves the incumbent.  This is iterative deepening on the value (as IDA* is on the
 cost; Korf 1985): a run that refutes a target is cheap, since it prunes hard.
 
 The variable assigned next is the one with the fewest values left per unit of
@@ -244,7 +244,10 @@ class PropagationSearch(Engine):
             expanded += int(self.state[3] - before)
             if not self.state[2]:
                 continue
-            if self.target[0] == -np.inf:
+            # a run that ends with an incumbent at or above its target has
+            # refuted everything better than the incumbent: its floor never
+            # rose past the incumbent
+            if self.target[0] == -np.inf or self.incumbent >= self.target[0]:
                 self.done = True
                 break
             # the run ended: nothing beats the target but what it found
