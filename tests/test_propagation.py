@@ -84,6 +84,19 @@ def test_a_run_that_ends_above_its_target_ends_the_search(seed, n_vars, zeros):
     assert close(search.incumbent, top)
 
 
+def test_an_incumbent_that_meets_the_bound_ends_the_search():
+    # every assignment of a SAT-like model of constant tables is optimal: the
+    # first leaf meets the root's bound, and the search ends there rather than
+    # list the other 4,095
+    n = 12
+    model = FactorModel(list(range(n)), {v: ["0", "1"] for v in range(n)},
+                        [Factor((v, v + 1), np.ones((2, 2))) for v in range(n - 1)])
+    _, _, search = search_over(model, {}, 0.0)
+    while not search.finished:
+        search.run(1000)
+    assert search.incumbent == 0.0 and search.work_done <= n
+
+
 def tied_model(seed, n_vars, zeros):
     """A random model whose factors take a few levels only: many values tie
     or dominate one another."""

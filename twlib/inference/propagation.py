@@ -60,7 +60,7 @@ import numpy as np
 
 from .engine import Engine
 from .cost_shifting import star_incidence
-from .flat import table_sizes
+from .flat import slack, table_sizes
 from .propagation_kernels import depth_first, floor_of, rescan_all, root_propagate
 
 __all__ = ["PropagationSearch"]
@@ -238,6 +238,11 @@ class PropagationSearch(Engine):
         """Expand up to ``budget`` nodes; returns how many it expanded."""
         expanded = 0
         while expanded < budget and not self.done and not self.stalled:
+            # an incumbent that meets the proved bound leaves nothing to beat: a
+            # search on would only list the assignments of the same value
+            if self.incumbent >= self.proved - slack(self.incumbent):
+                self.done = True
+                break
             before = self.state[3]
             depth_first(self.state, self.scalars, self.target, self.best, self.static,
                          self.tab, self.count, self.work, self.levels, budget - expanded)

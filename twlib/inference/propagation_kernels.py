@@ -471,7 +471,8 @@ def _choose(arity, inc_ptr, dsize, weight):
 
 @nb.njit(cache=True, _nrt=False)
 def depth_first(state, scalars, target, best, static, tab, count, work, levels, budget):
-    """Expand up to ``budget`` nodes of the depth-first search from where it stopped."""
+    """Expand up to ``budget`` nodes of the depth-first search from where it
+    stopped, or fewer if it finds a better incumbent."""
     ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
      infinite, digit, dirty, marked, seg, found, seen, odometer) = work
@@ -481,6 +482,9 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
     # a level to refute (its last value tried is done with: see the end of the
     # loop), or -1; ``ended`` when backing up left the root
     refute = -1
+    # a new incumbent ends the call, so that the caller can see whether it
+    # meets the bound proved
+    improved = False
     while True:
         if refute >= 0:
             # remove the level's last value tried and propagate, as the branch
@@ -512,7 +516,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                           dirty, marked)
                     level_next[refute] = level_count[refute]
             refute = -1
-        if nodes >= budget or state[2] or state[8]:
+        if nodes >= budget or state[2] or state[8] or improved:
             break
         level = state[0]
         back_up = False
@@ -528,6 +532,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                     scalars[0] = value
                     for y in range(n):
                         best[y] = assign[y]
+                    improved = True
                 back_up = True
                 state[1] = 1
             else:
