@@ -140,6 +140,8 @@ def presolved(model, evidence, solve) -> MPEResult:
     offset = clock.now() - started - result.stats.get("seconds", 0.0)
     history = [(t + offset, v + pre.constant, b + pre.constant)
                for t, v, b in result.stats.get("history", [])]
+    if history:                 # the answer's own entry: its value as the whole model gives it
+        history[-1] = (history[-1][0], value, bound)
     assignment = model.labelled(row)
     stats = {**result.stats, "history": history, "eliminated": pre.eliminated_count,
              "seconds": clock.now() - started,
