@@ -9,6 +9,7 @@ from twlib.inference.cost_shifting import mplp_in_place
 from twlib.inference.dominance import dominates
 from twlib.inference.flat import flat_tables, tables_total
 from twlib.inference.minibucket import shifted_tables
+from twlib.inference import propagation
 from twlib.inference.propagation import PropagationSearch
 
 from .test_minibucket import brute_force, random_model
@@ -172,6 +173,40 @@ def test_the_reduced_costs_kept_up_to_date_equal_a_direct_computation(seed, n_va
         for (y, b), cost in direct_reduced_costs(shifted, search).items():
             assert cost == np.inf or close(red[y, b], cost)
         search.run(1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7), zeros=st.sampled_from([0.0, 0.3]))
+def test_maxima_kept_by_their_supports_and_stopped_scans_equal_a_direct_computation(
+        seed, n_vars, zeros):
+    # tables of a few levels tie at many entries: a removal leaves most maxima
+    # to their supports, and a rescan stops once it has reached them again
+    model, evidence = tied_model(seed, n_vars, zeros)
+    shifted, _, search = search_over(model, evidence, 0.0)
+    red = search.work[5]
+    for _ in range(30):
+        if search.finished:
+            break
+        for (y, b), cost in direct_reduced_costs(shifted, search).items():
+            assert cost == np.inf or close(red[y, b], cost)
+        search.run(1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 8), zeros=st.sampled_from([0.3, 0.6]))
+def test_restarts_before_the_first_assignment_still_reach_the_optimum(seed, n_vars, zeros,
+                                                                     monkeypatch):
+    # a run with no assignment found restarts after one node, then two, three...
+    # (the same patience for every example: the fixture is not reset between them)
+    monkeypatch.setattr(propagation, "_FIRST_PATIENCE", 1)
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    _, _, search = search_over(model, evidence, 0.0)
+    while not search.finished:
+        assert search.bound() >= top - 1e-9 * max(1.0, abs(top))
+        search.run(1)
+    assert close(search.incumbent, top)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,8 +24,14 @@ the first incumbents are far below it.  So the search beats a *target* instead
 while the target is above the incumbent: the first lies 1 % below the root's
 bound; a run that finds nothing above it proves the target an upper bound, and
 the next lies twice as far below; a run that finds something goes on as plain
-branch and bound, and its end proves the incumbent.  This is iterative deepening on the value (as IDA* is on the
-cost; Korf 1985): a run that refutes a target is cheap, since it prunes hard.
+branch and bound, and its end proves the incumbent.  This is iterative
+deepening on the value (as IDA* is on the cost; Korf 1985): a run that
+refutes a target is cheap, since it prunes hard.  The search ends as soon as
+its incumbent meets the bound proved.  Until the first assignment is found
+(on models full of zeros, such as SAT encodings, that is the hard part) a run
+restarts from the root after 100 nodes, then 150, and so on, keeping the
+weights its failures have taught the variable order (restarts with weighted
+degrees: Boussemart et al. 2004; geometric growth keeps the search complete).
 
 The variable assigned next is the one with the fewest values left per unit of
 weight, its weight its number of tables plus the failures it has caused (a
@@ -49,7 +55,8 @@ O'Sullivan 2013).  It removes assignments, not optima: whenever ``a`` goes,
 ``b`` stays, so an assignment at least as good as any removed is left.
 
 A removed value makes a table's maxima be computed again only when one of them
-may have been reached at that value, and the reduced costs, like the sum of
+may have been reached at that value and the entry that reached it is gone
+(:mod:`twlib.inference.table_maxima`), and the reduced costs, like the sum of
 the maxima, are kept up to date table by table.  Undo is a trail of removed
 values and of the table maxima saved before they were recomputed, so the
 search can stop and resume.
@@ -69,6 +76,10 @@ __all__ = ["PropagationSearch"]
 # target doubles the step
 _FIRST_STEP = 0.01
 _LARGEST_STEP = 1e6
+# Nodes of a run that has found no assignment before it restarts, and the
+# growth of that number at each restart
+_FIRST_PATIENCE = 100
+_PATIENCE_GROWTH = 1.5
 # The work arrays a full rescan fills (the tables' maxima, the reduced costs and
 # their infinite counts, the sums of the maxima, the tree of the largest costs)
 _RESCANNED = (3, 4, 5, 6, 12, 13, 17)
@@ -146,7 +157,13 @@ class PropagationSearch(Engine):
                      # values left (dead-end elimination)
                      np.zeros(n, dtype=np.bool_),
                      np.zeros((max(1, int(np.diff(ptr).max(initial=0))), top + 2),
-                              dtype=np.int64))
+                              dtype=np.int64),
+                     # the entry where each maximum at a value, and each
+                     # table's maximum, was last found (checked before use)
+                     np.full((len(inc_slot), top), -1, dtype=np.int64),
+                     np.full(count, -1, dtype=np.int64),
+                     # a table's maxima before its scan (see _scan)
+                     np.empty((max(1, int(np.diff(ptr).max(initial=0))), top)))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
@@ -163,6 +180,7 @@ class PropagationSearch(Engine):
         self._root = None
         self.weight[:] = 1.0
         self.counted = 0
+        self.patience = _FIRST_PATIENCE
         self.proved = np.inf
         self.target[0] = -np.inf
         self.done = False
@@ -243,11 +261,19 @@ class PropagationSearch(Engine):
             if self.incumbent >= self.proved - slack(self.incumbent):
                 self.done = True
                 break
-            before = self.state[3]
+            before, nodes = self.state[3], budget - expanded
+            if self.incumbent == -np.inf:
+                nodes = min(nodes, max(self.patience - before, 1))
             depth_first(self.state, self.scalars, self.target, self.best, self.static,
-                         self.tab, self.count, self.work, self.levels, budget - expanded)
+                         self.tab, self.count, self.work, self.levels, nodes)
             expanded += int(self.state[3] - before)
             if not self.state[2]:
+                if self.incumbent == -np.inf and self.state[3] >= self.patience:
+                    # no assignment yet: start again from the root with the
+                    # weights the failures have taught, and more patience
+                    self.counted += int(self.state[3])
+                    self.patience = max(self.patience + 1, int(self.patience * _PATIENCE_GROWTH))
+                    self._restart()
                 continue
             # a run that ends with an incumbent at or above its target has
             # refuted everything better than the incumbent: its floor never

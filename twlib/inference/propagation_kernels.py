@@ -30,6 +30,7 @@ import numpy as np
 
 from .dominance import dominates
 from .flat import slack, tables_total
+from .table_maxima import may_lower, scan_maxima, set_maximum
 
 __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
 
@@ -145,65 +146,14 @@ def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, red,
-            infs, finite, infinite, digit, dirty, marked):
-    """Table ``t``'s maxima recomputed (:func:`_scan`), and the reduced costs with them."""
+def _rescan(t, state, ptr, var, stride, offset, size, values, arity, k_of_slot, dom, tmax, mm,
+            red, infs, finite, infinite, digit, dirty, marked, supp, tsupp, old):
+    """Table ``t``'s maxima recomputed
+    (:func:`~twlib.inference.table_maxima.scan_maxima`), and the reduced costs with them."""
     _account(t, -1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
-    _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
-          digit)
+    scan_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, finite,
+                infinite, digit, supp, tsupp, old)
     _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
-
-
-@nb.njit(cache=True, _nrt=False)
-def _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite, infinite,
-          digit):
-    """Table ``t``'s maximum over the entries the domains allow, and its maximum
-    at each value of each of its variables."""
-    first, last = ptr[t], ptr[t + 1]
-    for j in range(first, last):
-        for b in range(arity[var[j]]):
-            mm[k_of_slot[j], b] = -np.inf
-        digit[j - first] = 0
-    # the entry's value of each variable as an odometer (the last variable
-    # fastest, as the table is laid out): no division per entry
-    top = -np.inf
-    for e in range(size[t]):
-        value = values[offset[t] + e]
-        if value > -np.inf:
-            allowed = True
-            for j in range(first, last):
-                if not dom[var[j], digit[j - first]]:
-                    allowed = False
-                    break
-            if allowed:
-                if value > top:
-                    top = value
-                for j in range(first, last):
-                    k, a = k_of_slot[j], digit[j - first]
-                    if value > mm[k, a]:
-                        mm[k, a] = value
-        j = last - 1
-        while j >= first:
-            digit[j - first] += 1
-            if digit[j - first] < arity[var[j]]:
-                break
-            digit[j - first] = 0
-            j -= 1
-    _set_max(t, top, tmax, finite, infinite)
-
-
-@nb.njit(cache=True, _nrt=False)
-def _set_max(t, value, tmax, finite, infinite):
-    """Table ``t``'s maximum set to ``value``, and the sum of the maxima with it."""
-    if tmax[t] == -np.inf:
-        infinite[0] -= 1
-    else:
-        finite[0] -= tmax[t]
-    tmax[t] = value
-    if value == -np.inf:
-        infinite[0] += 1
-    else:
-        finite[0] += value
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -224,18 +174,19 @@ def _total(exact, tmax, finite, infinite):
 def rescan_all(count, state, static, work):
     """Every table's maxima, every reduced cost and the tree of the largest
     computed afresh."""
-    ptr, var, _, offset, size, values, arity, inc_ptr, _, k_of_slot = static
+    ptr, var, stride, offset, size, values, arity, inc_ptr, _, k_of_slot = static
     dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
     finite, infinite, digit = work[12], work[13], work[14]
     dirty, marked, seg = work[15], work[16], work[17]
+    supp, tsupp, old = work[21], work[22], work[23]
     tmax[:] = 0.0
     red[:] = 0.0
     infs[:] = 0
     finite[0] = 0.0
     infinite[0] = 0
     for t in range(count):
-        _scan(t, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax, mm, finite,
-              infinite, digit)
+        scan_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, finite,
+                    infinite, digit, supp, tsupp, old[:0])
         _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
     dirty[:] = False
     state[9] = 0
@@ -295,7 +246,7 @@ def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, i
             for b in range(a):
                 mm[k_of_slot[j], b] = ftrail[f + b]
         f -= 1
-        _set_max(t, ftrail[f], tmax, finite, infinite)
+        set_maximum(t, ftrail[f], tmax, finite, infinite)
         _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
         stamp[t] = -1
     state[6] = f
@@ -311,39 +262,18 @@ def _remove(x, a, state, dom, dsize, dtrail, dirty, marked):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _matters(t, k, a, ptr, var, arity, k_of_slot, dom, tmax, mm):
-    """Whether removing value ``a`` of the variable of incidence ``k`` can lower
-    table ``t``'s maxima: only if the table's best entry with that value is at
-    least its maximum, or at least the maximum at some allowed value of another
-    of its variables (where it may have been that maximum)."""
-    v = mm[k, a]
-    if v == -np.inf:
-        return False
-    if v >= tmax[t]:
-        return True
-    for j in range(ptr[t], ptr[t + 1]):
-        other = k_of_slot[j]
-        if other == k:
-            continue
-        for b in range(arity[var[j]]):
-            if dom[var[j], b] and mm[other, b] <= v:
-                return True
-    return False
-
-
-@nb.njit(cache=True, _nrt=False)
 def root_propagate(state, scalars, target, static, work):
     """:func:`_propagate` of every value removed so far, from the tuples the
     class keeps; the root's bound: the sum of the maxima lowered by the
     largest over the variables of their smallest reduced cost (every
     assignment pays at least that on each variable)."""
-    ptr, var, _, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
+    ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit, dirty, marked, seg, found, _, _) = work
-    total = _propagate(state, scalars, target, 0, ptr, var, offset, size, values, arity,
+     infinite, digit, dirty, marked, seg, found, _, _, supp, tsupp, old) = work
+    total = _propagate(state, scalars, target, 0, ptr, var, stride, offset, size, values, arity,
                        inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs,
                        stamp, touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
-                       marked, seg, found)
+                       marked, seg, found, supp, tsupp, old)
     largest = 0.0
     for y in range(arity.shape[0]):
         if dsize[y] < 2 or inc_ptr[y + 1] == inc_ptr[y]:
@@ -357,9 +287,10 @@ def root_propagate(state, scalars, target, static, work):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _propagate(state, scalars, target, start, ptr, var, offset, size, values, arity, inc_ptr,
-               inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
-               dtrail, ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found):
+def _propagate(state, scalars, target, start, ptr, var, stride, offset, size, values, arity,
+               inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp,
+               touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found,
+               supp, tsupp, old):
     """Recompute the tables that the values removed since trail position
     ``start`` may lower and remove every value whose reduced cost leaves it no
     better than the floor, until nothing changes; the sum of the tables'
@@ -377,14 +308,15 @@ def _propagate(state, scalars, target, start, ptr, var, offset, size, values, ar
             x, a = dtrail[i] // top, dtrail[i] % top
             for k in range(inc_ptr[x], inc_ptr[x + 1]):
                 t = inc_table[k]
-                if stamp[t] == fresh or not _matters(t, k, a, ptr, var, arity, k_of_slot, dom,
-                                                     tmax, mm):
+                if stamp[t] == fresh or not may_lower(t, k, a, ptr, var, stride, offset, values,
+                                                     arity, k_of_slot, dom, tmax, mm, supp, tsupp):
                     continue
                 if not _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail,
                              ftrail):
                     return -np.inf
-                _rescan(t, state, ptr, var, offset, size, values, arity, k_of_slot, dom, tmax,
-                        mm, red, infs, finite, infinite, digit, dirty, marked)
+                _rescan(t, state, ptr, var, stride, offset, size, values, arity, k_of_slot, dom,
+                        tmax, mm, red, infs, finite, infinite, digit, dirty, marked, supp, tsupp,
+                        old)
                 stamp[t] = fresh
                 touched[rescanned] = t
                 rescanned += 1
@@ -475,7 +407,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
     stopped, or fewer if it finds a better incumbent."""
     ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-     infinite, digit, dirty, marked, seg, found, seen, odometer) = work
+     infinite, digit, dirty, marked, seg, found, seen, odometer, supp, tsupp, old) = work
     level_var, level_order, level_count, level_next, level_marks, assign = levels
     n = arity.shape[0]
     nodes = 0
@@ -496,20 +428,20 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                 # the trail is where the value's trial started from
                 state[7] += 1
                 _remove(x, a, state, dom, dsize, dtrail, dirty, marked)
-                bound = _propagate(state, scalars, target, level_marks[refute, 0], ptr, var,
+                bound = _propagate(state, scalars, target, level_marks[refute, 0], ptr, var, stride,
                                    offset, size, values, arity, inc_ptr, inc_table, k_of_slot,
                                    dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
                                    dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
-                                   marked, seg, found)
+                                   marked, seg, found, supp, tsupp, old)
                 before = state[4]
                 if bound > floor_of(scalars, target) and _eliminate(
                         x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table,
                         mm, dom, dsize, red, infs, dtrail, dirty, marked, odometer, seen):
-                    bound = _propagate(state, scalars, target, before, ptr, var, offset, size,
-                                       values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize,
-                                       weight, tmax, mm, red, infs, stamp, touched, dtrail,
-                                       ttrail, ftrail, finite, infinite, digit, dirty, marked,
-                                       seg, found)
+                    bound = _propagate(state, scalars, target, before, ptr, var, stride, offset,
+                                       size, values, arity, inc_ptr, inc_table, k_of_slot, dom,
+                                       dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
+                                       ttrail, ftrail, finite, infinite, digit, dirty, marked, seg,
+                                       found, supp, tsupp, old)
                 if not bound > floor_of(scalars, target):
                     _undo(level_marks[refute], state, ptr, var, arity, k_of_slot, dom, dsize,
                           tmax, mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite,
@@ -575,18 +507,18 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
             if b != a and dom[x, b]:
                 _remove(x, b, state, dom, dsize, dtrail, dirty, marked)
         nodes += 1
-        bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, offset, size,
-                           values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
+        bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, stride, offset,
+                           size, values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
                            tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-                           infinite, digit, dirty, marked, seg, found)
+                           infinite, digit, dirty, marked, seg, found, supp, tsupp, old)
         before = state[4]
         if bound > floor_of(scalars, target) and _eliminate(
                 x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table, mm, dom,
                 dsize, red, infs, dtrail, dirty, marked, odometer, seen):
-            bound = _propagate(state, scalars, target, before, ptr, var, offset, size, values,
-                               arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax,
-                               mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-                               infinite, digit, dirty, marked, seg, found)
+            bound = _propagate(state, scalars, target, before, ptr, var, stride, offset, size,
+                               values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
+                               tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
+                               infinite, digit, dirty, marked, seg, found, supp, tsupp, old)
         if bound > floor_of(scalars, target):
             state[0] = level + 1
             state[1] = 0
