@@ -162,7 +162,7 @@ class PropagationSearch(Engine):
                      # table's maximum, was last found (checked before use)
                      np.full((len(inc_slot), top), -1, dtype=np.int64),
                      np.full(count, -1, dtype=np.int64),
-                     # a table's maxima before its scan (see _scan)
+                     # a table's maxima before its scan (see table_maxima.scan_maxima)
                      np.empty((max(1, int(np.diff(ptr).max(initial=0))), top)))
         self.levels = (np.empty(n + 1, dtype=np.int64), np.empty((n + 1, top), dtype=np.int64),
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
