@@ -5,7 +5,7 @@ without numba's reference counting (``_nrt=False``): counting each array passed
 to a helper, atomically, took two thirds of its time.  And the helpers take the
 arrays one by one, not as the tuples the class keeps them in, which would be
 copied whole at every call.  Their arguments, in this order: the tables ``ptr,
-var, offset, size, values, arity, inc_ptr, inc_table, k_of_slot`` and the
+var, stride, offset, values, arity, inc_ptr, inc_table, k_of_slot`` and the
 state ``dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
 ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` and, for
 dead-end elimination, ``seen, odometer`` (see ``PropagationSearch.__init__``).
@@ -146,7 +146,7 @@ def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _rescan(t, state, ptr, var, stride, offset, size, values, arity, k_of_slot, dom, tmax, mm,
+def _rescan(t, state, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm,
             red, infs, finite, infinite, digit, dirty, marked, supp, tsupp, old):
     """Table ``t``'s maxima recomputed
     (:func:`~twlib.inference.table_maxima.scan_maxima`), and the reduced costs with them."""
@@ -174,7 +174,7 @@ def _total(exact, tmax, finite, infinite):
 def rescan_all(count, state, static, work):
     """Every table's maxima, every reduced cost and the tree of the largest
     computed afresh."""
-    ptr, var, stride, offset, size, values, arity, inc_ptr, _, k_of_slot = static
+    ptr, var, stride, offset, _, values, arity, inc_ptr, _, k_of_slot = static
     dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
     finite, infinite, digit = work[12], work[13], work[14]
     dirty, marked, seg = work[15], work[16], work[17]
@@ -267,10 +267,10 @@ def root_propagate(state, scalars, target, static, work):
     class keeps; the root's bound: the sum of the maxima lowered by the
     largest over the variables of their smallest reduced cost (every
     assignment pays at least that on each variable)."""
-    ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
+    ptr, var, stride, offset, _, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
      infinite, digit, dirty, marked, seg, found, _, _, supp, tsupp, old) = work
-    total = _propagate(state, scalars, target, 0, ptr, var, stride, offset, size, values, arity,
+    total = _propagate(state, scalars, target, 0, ptr, var, stride, offset, values, arity,
                        inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs,
                        stamp, touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
                        marked, seg, found, supp, tsupp, old)
@@ -287,7 +287,7 @@ def root_propagate(state, scalars, target, static, work):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _propagate(state, scalars, target, start, ptr, var, stride, offset, size, values, arity,
+def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, arity,
                inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax, mm, red, infs, stamp,
                touched, dtrail, ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found,
                supp, tsupp, old):
@@ -314,7 +314,7 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, size, va
                 if not _save(t, state, ptr, var, arity, k_of_slot, tmax, mm, stamp, ttrail,
                              ftrail):
                     return -np.inf
-                _rescan(t, state, ptr, var, stride, offset, size, values, arity, k_of_slot, dom,
+                _rescan(t, state, ptr, var, stride, offset, values, arity, k_of_slot, dom,
                         tmax, mm, red, infs, finite, infinite, digit, dirty, marked, supp, tsupp,
                         old)
                 stamp[t] = fresh
@@ -405,7 +405,7 @@ def _choose(arity, inc_ptr, dsize, weight):
 def depth_first(state, scalars, target, best, static, tab, count, work, levels, budget):
     """Expand up to ``budget`` nodes of the depth-first search from where it
     stopped, or fewer if it finds a better incumbent."""
-    ptr, var, stride, offset, size, values, arity, inc_ptr, inc_table, k_of_slot = static
+    ptr, var, stride, offset, _, values, arity, inc_ptr, inc_table, k_of_slot = static
     (dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
      infinite, digit, dirty, marked, seg, found, seen, odometer, supp, tsupp, old) = work
     level_var, level_order, level_count, level_next, level_marks, assign = levels
@@ -429,7 +429,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                 state[7] += 1
                 _remove(x, a, state, dom, dsize, dtrail, dirty, marked)
                 bound = _propagate(state, scalars, target, level_marks[refute, 0], ptr, var, stride,
-                                   offset, size, values, arity, inc_ptr, inc_table, k_of_slot,
+                                   offset, values, arity, inc_ptr, inc_table, k_of_slot,
                                    dom, dsize, weight, tmax, mm, red, infs, stamp, touched,
                                    dtrail, ttrail, ftrail, finite, infinite, digit, dirty,
                                    marked, seg, found, supp, tsupp, old)
@@ -438,10 +438,10 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                         x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table,
                         mm, dom, dsize, red, infs, dtrail, dirty, marked, odometer, seen):
                     bound = _propagate(state, scalars, target, before, ptr, var, stride, offset,
-                                       size, values, arity, inc_ptr, inc_table, k_of_slot, dom,
-                                       dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
-                                       ttrail, ftrail, finite, infinite, digit, dirty, marked, seg,
-                                       found, supp, tsupp, old)
+                                       values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize,
+                                       weight, tmax, mm, red, infs, stamp, touched, dtrail, ttrail,
+                                       ftrail, finite, infinite, digit, dirty, marked, seg, found,
+                                       supp, tsupp, old)
                 if not bound > floor_of(scalars, target):
                     _undo(level_marks[refute], state, ptr, var, arity, k_of_slot, dom, dsize,
                           tmax, mm, red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite,
@@ -508,14 +508,14 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
                 _remove(x, b, state, dom, dsize, dtrail, dirty, marked)
         nodes += 1
         bound = _propagate(state, scalars, target, level_marks[level, 0], ptr, var, stride, offset,
-                           size, values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
-                           tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
-                           infinite, digit, dirty, marked, seg, found, supp, tsupp, old)
+                           values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight, tmax,
+                           mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite, infinite,
+                           digit, dirty, marked, seg, found, supp, tsupp, old)
         before = state[4]
         if bound > floor_of(scalars, target) and _eliminate(
                 x, state, ptr, var, stride, offset, values, arity, inc_ptr, inc_table, mm, dom,
                 dsize, red, infs, dtrail, dirty, marked, odometer, seen):
-            bound = _propagate(state, scalars, target, before, ptr, var, stride, offset, size,
+            bound = _propagate(state, scalars, target, before, ptr, var, stride, offset,
                                values, arity, inc_ptr, inc_table, k_of_slot, dom, dsize, weight,
                                tmax, mm, red, infs, stamp, touched, dtrail, ttrail, ftrail, finite,
                                infinite, digit, dirty, marked, seg, found, supp, tsupp, old)
