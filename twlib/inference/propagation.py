@@ -192,6 +192,25 @@ class PropagationSearch(Engine):
             self.scale = max(1.0, abs(self.root_bound))
             self._lower_target(_FIRST_STEP * self.scale)
 
+    def reread(self) -> None:
+        """Read the tables afresh after a reparameterisation changed them, and
+        start again from the root, keeping what the search has learnt: the
+        weights, the patience, and the bound proved, which holds for every
+        assignment however the tables are shifted.  The targets start again
+        from the first step below the better of that bound and the new root's."""
+        self._root = None
+        self.counted += int(self.state[3])
+        self.target[0] = -np.inf
+        self._restart()
+        if self.state[2]:
+            self.done = True
+        elif not self.stalled:
+            self.proved = min(self.proved, self.root_bound)
+            self._lower_target(_FIRST_STEP * self.scale)
+            self._restart()
+            if self.state[2] and self.target[0] == -np.inf:
+                self.done = True
+
     def share(self, scalars, best) -> None:
         """Take ``scalars[0]`` and ``best`` as the incumbent from now on (another
         search's, so that both prune by the better)."""

@@ -206,9 +206,9 @@ class ShiftAndProbe:
         self._trail = max_memory_gb * 2**30 / 8
         self.bounds, self.history = [], []
         self.mplp_spent = 0.0
-        # the last turn's search (None when MPLP closed the bound), its seconds
-        # (each turn's search starts afresh on the tables as MPLP left them),
-        # and the status that ended the run ("optimal", "interrupted") or None
+        # the turns' search (None when MPLP closed the bound), which rereads the
+        # tables as MPLP left them at each turn, its seconds in all, and the
+        # status that ended the run ("optimal", "interrupted") or None
         self.probe, self.probe_spent, self.status = None, 0.0, None
         self._turn, self._last = _FIRST_TURN, False
 
@@ -237,13 +237,16 @@ class ShiftAndProbe:
                     self.probe = None
                     break
                 self._last = converged(more) or self.mplp_spent >= mplp_cap
-            self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
-                                           self.shifted.arity, self._scalars, self._best,
-                                           trail_bytes=self._trail)
+            if self.probe is None:
+                self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
+                                               self.shifted.arity, self._scalars, self._best,
+                                               trail_bytes=self._trail)
+            else:
+                self.probe.reread()
             begun = clock.now()
             self.status = _probe_turn(self.probe, min(begun + self._turn, until)
                                       if mplp_cap > 0 else until, self.started, self.history)
-            self.probe_spent = clock.now() - begun
+            self.probe_spent += clock.now() - begun
             self._last = self._last or self.probe.stalled
             self._turn *= 2
             turns = None if turns is None else turns - 1
