@@ -19,8 +19,8 @@ Their nodes cost very different amounts, so they take turns by the seconds
 they have spent divided by their share: the engine furthest behind runs next,
 for one budget of work.  The shares are generic rules: the LP and propagation
 searches get little time while the root's LP bound is far looser than the gap
-left to close, the propagation search more once the bound it proves is the
-best, and the local search less after each turn in a row that found nothing.
+left to close, the propagation search nearly all once the bound it proves is
+the best, and the local search less after each turn in a row that found nothing.
 The run ends when the best bound of any engine meets the incumbent, when an
 engine finishes, at the time limit, or on Ctrl-C.
 """
@@ -55,8 +55,10 @@ _NODES_PER_SECOND = 2e6
 # gap left to close (grids: by 20 %; Promedas: by 1e-4)
 _LP_SHARE_LOOSE = 0.05
 # The propagation search's share (the others' is 1) once the bound it proves, by
-# refuting targets, is the best: on the wcsp instances no other search lowers it
-_PROPAGATION_SHARE_AHEAD = 5.0
+# refuting targets, is the best.  The others then prove only by catching up from
+# their heuristic's bound, which on the wcsp instances none of them lowers, so it
+# runs nearly alone: the others' turns keep a hundredth each, as a hedge
+_PROPAGATION_SHARE_AHEAD = 100.0
 # Kicks of the iterated local search per turn.  Its share of the time is 1 (as the
 # others') after a turn that raised the incumbent and 1 / (1 + k / 8) after k turns
 # in a row that did not: it only raises the incumbent, which a proof near its end
