@@ -357,6 +357,40 @@ def and_or_to_the_end(mb, incumbent, cache_entries):
     return search
 
 
+def contexts_by_sets(order, scopes):
+    """Each variable's later neighbours in the graph ``order`` fills in, by sets."""
+    position = {v: k for k, v in enumerate(order)}
+    neighbours = {v: set() for v in order}
+    for scope in scopes:
+        free = [v for v in scope if v in position]
+        for v in free:
+            neighbours[v].update(u for u in free if u != v)
+    context = {}
+    for v in order:
+        later = neighbours.pop(v)
+        context[v] = tuple(sorted(later, key=position.__getitem__))
+        for u in later:
+            neighbours[u].discard(v)
+            neighbours[u].update(w for w in later if w != u)
+    return context
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 90), n_scopes=st.integers(0, 60),
+       dropped=st.integers(0, 5))
+def test_the_compiled_pseudo_tree_has_the_contexts_sets_give(seed, n_vars, n_scopes, dropped):
+    # over 64 variables, so that the bitsets take more than one word
+    rng = np.random.default_rng(seed)
+    scopes = [tuple(rng.choice(n_vars, size=min(n_vars, int(rng.integers(1, 4))),
+                               replace=False).tolist()) for _ in range(n_scopes)]
+    order = rng.permutation(n_vars).tolist()[:max(0, n_vars - dropped)]
+    tree = pseudo_tree(order, scopes, n_vars)
+    expected = contexts_by_sets(order, scopes)
+    for v in range(n_vars):
+        assert tree.context[v] == expected.get(v, ())
+        assert tree.parent[v] == (expected[v][0] if expected.get(v) else n_vars)
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 8), i_bound=st.integers(1, 4),
        zeros=st.sampled_from([0.0, 0.3]), cache=st.sampled_from([0, 10**6]))

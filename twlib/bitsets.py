@@ -14,7 +14,8 @@ import numba as nb
 import numpy as np
 
 __all__ = ["popcount", "lowest_index", "all_alive", "alive_neighbours", "eliminate_vertex",
-           "missing_edges", "to_bool_rows", "from_bool_rows"]
+           "missing_edges", "rows_of_scopes", "later_neighbours", "to_bool_rows",
+           "from_bool_rows"]
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -89,6 +90,52 @@ def missing_edges(adj, nbr, m, weight, weighted):
             if not (adj[a, b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
                 fill += weight[a] * weight[b] if weighted else 1.0
     return fill
+
+
+@nb.njit(cache=True)
+def rows_of_scopes(n, ptr, var):
+    """Bitset rows of the graph on vertices ``0 .. n - 1`` in which the vertices
+    of each scope ``var[ptr[t]:ptr[t + 1]]`` form a clique (a model's
+    interaction graph, without listing its edges first)."""
+    adj = np.zeros((n, (n + 63) // 64), dtype=np.uint64)
+    for t in range(ptr.shape[0] - 1):
+        for i in range(ptr[t], ptr[t + 1]):
+            for j in range(ptr[t], ptr[t + 1]):
+                a, b = var[i], var[j]
+                if a != b:
+                    adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return adj
+
+
+@nb.njit(cache=True)
+def later_neighbours(adj0, order):
+    """Each vertex's neighbours when it is eliminated along ``order``, the graph
+    ``adj0`` restricted to the vertices of ``order`` (its later neighbours in
+    the filled graph), as ``(ptr, out)``: those of ``order[k]`` are
+    ``out[ptr[k]:ptr[k + 1]]``, in increasing index.
+
+    >>> adj = rows_of_scopes(3, np.array([0, 2, 4]), np.array([0, 1, 1, 2]))
+    >>> ptr, out = later_neighbours(adj, np.array([0, 1, 2]))
+    >>> ptr.tolist(), out.tolist()
+    ([0, 1, 2, 2], [1, 2])
+    """
+    n, words = adj0.shape
+    adj = adj0.copy()
+    alive = np.zeros(words, dtype=np.uint64)
+    for v in order:
+        alive[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+    nbr = np.empty(n, dtype=np.int64)
+    ptr = np.zeros(order.shape[0] + 1, dtype=np.int64)
+    out = np.empty(max(16, 4 * n), dtype=np.int64)
+    for k in range(order.shape[0]):
+        m = eliminate_vertex(adj, order[k], alive, nbr)
+        if ptr[k] + m > out.shape[0]:
+            grown = np.empty(max(2 * out.shape[0], ptr[k] + m), dtype=np.int64)
+            grown[:ptr[k]] = out[:ptr[k]]
+            out = grown
+        out[ptr[k]:ptr[k] + m] = nbr[:m]
+        ptr[k + 1] = ptr[k] + m
+    return ptr, out[:ptr[-1]].copy()
 
 
 def to_bool_rows(words: np.ndarray, n: int) -> np.ndarray:

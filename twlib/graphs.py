@@ -16,7 +16,7 @@ import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 from .bitsets import (all_alive, alive_neighbours, eliminate_vertex, lowest_index,
-                      missing_edges, popcount)
+                      missing_edges, popcount, rows_of_scopes)
 from .errors import BudgetExceeded, InputError, InternalError
 
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
@@ -247,7 +247,7 @@ def _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr):
 
 @nb.njit(cache=True)
 def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
-                       late=np.zeros(0, np.bool_), give_up_above=np.inf):
+                       late=np.zeros(0, np.bool_), give_up_above=np.inf, fill_budget=np.inf):
     """One greedy elimination of the graph with bitset rows ``adj0`` (uint64,
     one row per vertex): repeatedly eliminate the vertex of least cost
     (``kind``: 0 min-fill, 1 min-degree, 2 weighted min-fill, 3 min-size).  Ties
@@ -259,7 +259,11 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
     clique's log table size exceeds ``give_up_above`` the order is finished
     with the vertices left in index order, and ``(order, n, inf)`` returned: a
     caller that only asks whether the tree fits skips the dense steps at the
-    end, which cost the most.
+    end, which cost the most.  Min-fill's refreshes reach the neighbours'
+    neighbours, and each compares every pair of a vertex's neighbours: once
+    the pairs compared pass ``fill_budget``, the order goes on by min-degree
+    (on dense graphs, such as SAT encodings, min-fill alone takes seconds to
+    minutes).
 
     Returns ``(order, width, entries)``: ``entries`` is the total table size
     of the junction tree's maximal cliques, with ``weight`` the number of
@@ -285,9 +289,11 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
         for v in range(n):
             if late[v]:
                 early_left -= 1
+    fill_work = 0.0
     for v in range(n):
         if greedy:
             cost[v], degree[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
+            fill_work += degree[v] * degree[v] if kind == 0 or kind == 2 else 0
         if jitter > 0:
             noise[v] = 1.0 + jitter * np.random.random()
     order = np.empty(n, dtype=np.int64)
@@ -342,6 +348,13 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
         for i in range(n_around):
             a = around[i]
             cost[a], degree[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
+            fill_work += degree[a] * degree[a] if kind == 0 or kind == 2 else 0
+        if fill_work > fill_budget and (kind == 0 or kind == 2):
+            kind = 1
+            for u in range(n):
+                if not done[u]:
+                    cost[u], degree[u] = _greedy_cost(adj, alive, u, kind, weight, log_weight,
+                                                      nbr2)
     # parent of a clique: its first neighbour eliminated after it; a clique is
     # not maximal when a child's clique holds it (the child has one more vertex)
     maximal = np.ones(n, dtype=np.bool_)
@@ -388,24 +401,9 @@ def greedy_entries(scopes, weights, *, method: str = "min-degree",
     np.cumsum([len(scope) for scope in scopes], out=ptr[1:])
     var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64, count=ptr[-1])
     give_up = np.inf if stop_above is None else math.log(stop_above)
-    _, _, entries = greedy_elimination(_bitset_rows_of_scopes(len(w), ptr, var), _KIND[method],
+    _, _, entries = greedy_elimination(rows_of_scopes(len(w), ptr, var), _KIND[method],
                                        w, 0.0, 0, _NO_ORDER, np.zeros(0, np.bool_), give_up)
     return float(entries)
-
-
-@nb.njit(cache=True)
-def _bitset_rows_of_scopes(n, ptr, var):
-    """Bitset rows of the graph on nodes ``0 .. n - 1`` in which the nodes of
-    each scope ``var[ptr[t]:ptr[t + 1]]`` form a clique (a model's interaction
-    graph, without listing its edges first)."""
-    adj = np.zeros((n, (n + 63) // 64), dtype=np.uint64)
-    for t in range(ptr.shape[0] - 1):
-        for i in range(ptr[t], ptr[t + 1]):
-            for j in range(ptr[t], ptr[t + 1]):
-                a, b = var[i], var[j]
-                if a != b:
-                    adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    return adj
 
 
 def _bitset_rows(graph: nx.Graph, nodes) -> np.ndarray:
@@ -429,7 +427,7 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                       restarts: int | None = None, time_limit: float | None = None,
                       random_state=0, last=(), stop_above: float | None = None,
                       fit_within: float | None = None, sweeps: bool = True,
-                      with_cost: bool = False):
+                      with_cost: bool = False, fill_budget: float | None = None):
     """An elimination order of ``graph``, by greedy heuristics (compiled).
 
     Each heuristic repeatedly eliminates the node that is cheapest now:
@@ -462,7 +460,9 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     ``with_cost=True`` returns ``(order, width, entries)``, the order's
     :func:`elimination_cost` as the search measured it (``(n, inf)`` for an
     order that ``stop_above`` cut short), so that a caller need not measure it
-    again.
+    again.  ``fill_budget`` caps a single min-fill run's work, in pairs of
+    neighbours compared: past it the order goes on by min-degree (see
+    :func:`greedy_elimination`).
 
     >>> elimination_order(nx.path_graph(4), method="min-degree")
     [0, 1, 2, 3]
@@ -485,8 +485,9 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     late = np.array([v in set(last) for v in nodes], dtype=np.bool_)
     give_up = np.inf if stop_above is None else math.log(stop_above)
     if method != "auto":
-        order, width, entries = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER,
-                                                   late, give_up)
+        order, width, entries = greedy_elimination(
+            adj, _KIND[method], w, 0.0, 0, _NO_ORDER, late, give_up,
+            np.inf if fill_budget is None else fill_budget)
         return _named(nodes, order, width, entries, with_cost)
     started = time.perf_counter()
     best = None
