@@ -168,6 +168,30 @@ def test_greedy_elimination_gives_up_only_past_its_cap_and_keeps_its_steps_until
         assert list(capped[:over[0] + 1]) == list(whole[:over[0] + 1])
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 40), st.floats(0.05, 0.6), st.integers(0, 2**31))
+def test_min_fill_past_its_budget_goes_on_as_min_degree_on_the_graph_left(n, density, seed):
+    graph = nx.gnp_random_graph(n, density, seed=seed)
+    adj = graphs._bitset_rows(graph, list(graph.nodes))
+    weights = np.full(n, 2.0)
+    free = np.zeros(0, np.bool_)
+    spent, _, _ = graphs.greedy_elimination(adj, 0, weights, 0.0, 0, graphs._NO_ORDER, free,
+                                            np.inf, 0.0)
+    unlimited, _, _ = graphs.greedy_elimination(adj, 0, weights, 0.0, 0, graphs._NO_ORDER)
+    ample, _, _ = graphs.greedy_elimination(adj, 0, weights, 0.0, 0, graphs._NO_ORDER, free,
+                                            np.inf, 1e12)
+    assert list(ample) == list(unlimited) and spent[0] == unlimited[0]
+    # the budget is checked after the first elimination: the rest is min-degree's
+    _, left = next(naive_cliques(graph, [spent[0]]))
+    rest = nx.Graph(graph)
+    rest.add_edges_from(itertools.combinations(left, 2))
+    rest.remove_node(spent[0])
+    nodes = sorted(rest)
+    by_degree, _, _ = graphs.greedy_elimination(graphs._bitset_rows(rest, nodes), 1,
+                                                np.full(n - 1, 2.0), 0.0, 0, graphs._NO_ORDER)
+    assert list(spent[1:]) == [nodes[k] for k in by_degree]
+
+
 def naive_cliques(graph, order):
     """Each vertex of ``order`` with its neighbours when it is eliminated."""
     g = nx.Graph(graph)

@@ -225,6 +225,12 @@ def random_ktree(nodes, k: int, weights=None, *, random_state=None) -> nx.Graph:
 
 # ------------------------------------------------------------ elimination orders
 ORDER_HEURISTICS = ("min-fill", "min-degree", "weighted-min-fill", "min-size")
+# Pairs of neighbours a min-fill run may compare before it goes on by min-degree
+# (``fill_budget``), for callers that must answer in time: a few tenths of a
+# second.  The grids, networks, Promedas and linkage models need fewer (their
+# orders do not change); on SAT encodings of 2,000 variables min-fill alone takes
+# 9-29 s
+FILL_BUDGET = 1e8
 ORDER_METHODS = ORDER_HEURISTICS + ("auto",)
 _KIND = {name: i for i, name in enumerate(ORDER_HEURISTICS)}
 
@@ -460,9 +466,9 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
     ``with_cost=True`` returns ``(order, width, entries)``, the order's
     :func:`elimination_cost` as the search measured it (``(n, inf)`` for an
     order that ``stop_above`` cut short), so that a caller need not measure it
-    again.  ``fill_budget`` caps a single min-fill run's work, in pairs of
+    again.  ``fill_budget`` caps each min-fill run's work, in pairs of
     neighbours compared: past it the order goes on by min-degree (see
-    :func:`greedy_elimination`).
+    :func:`greedy_elimination` and :data:`FILL_BUDGET`).
 
     >>> elimination_order(nx.path_graph(4), method="min-degree")
     [0, 1, 2, 3]
@@ -484,10 +490,10 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         raise InputError(f"last names nodes not in the graph: {sorted(map(str, unknown))}")
     late = np.array([v in set(last) for v in nodes], dtype=np.bool_)
     give_up = np.inf if stop_above is None else math.log(stop_above)
+    fill = np.inf if fill_budget is None else fill_budget
     if method != "auto":
-        order, width, entries = greedy_elimination(
-            adj, _KIND[method], w, 0.0, 0, _NO_ORDER, late, give_up,
-            np.inf if fill_budget is None else fill_budget)
+        order, width, entries = greedy_elimination(adj, _KIND[method], w, 0.0, 0, _NO_ORDER,
+                                                   late, give_up, fill)
         return _named(nodes, order, width, entries, with_cost)
     started = time.perf_counter()
     best = None
@@ -497,7 +503,7 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
                                                                  _KIND["min-degree"])
     for kind in kinds:
         order, width, entries = greedy_elimination(adj, kind, w, 0.0, 0, _NO_ORDER, late,
-                                                   give_up)
+                                                   give_up, fill)
         if best is None or (entries, width) < best[:2]:
             best = (entries, width, order)
     if stop_above is not None and best[0] > stop_above:
@@ -517,7 +523,7 @@ def elimination_order(graph: nx.Graph, *, method: str = "auto", weights=None,
         kind = (_KIND["min-fill"], _KIND["weighted-min-fill"], _KIND["min-size"])[r % 3]
         order, width, entries = greedy_elimination(adj, kind, w, 0.5 * rng.random(),
                                                    int(rng.integers(2**31)), _NO_ORDER, late,
-                                                   within)
+                                                   within, fill)
         if (entries, width) < best[:2]:
             best = (entries, width, order)
     return _named(nodes, best[2], best[1], best[0], with_cost)

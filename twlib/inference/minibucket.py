@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import InputError, MemoryBudgetExceeded, ZeroEvidenceError
 from ..factors import as_factor_model
-from ..graphs import elimination_order
+from ..graphs import FILL_BUDGET, elimination_order
 from .cost_shifting import mplp
 from .costs import MESSAGE_BYTES_PER_SECOND, check_memory_budget
 from .evidence import evidence_indices
@@ -46,12 +46,6 @@ __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "ch
 #: What a mini-bucket pass bounds: the MPE value (``"max"``), log Z or log P(e)
 #: from above (``"sum"``) or from below (``"sum-lower"``).
 TASKS = ("max", "sum", "sum-lower")
-# Pairs of neighbours min-fill may compare before the mini-buckets' order goes on by
-# min-degree: a few tenths of a second.  It changes no order of the grids, networks,
-# Promedas or linkage models (their min-fill compares fewer); on SAT encodings of
-# 2,000 variables min-fill alone takes 9-29 s, and the widths there are far beyond
-# any i-bound
-_MIN_FILL_PAIRS = 1e8
 
 
 @dataclass
@@ -350,12 +344,12 @@ def merged_tables(tables):
 
 def _min_fill(tables, free):
     """A min-fill order (indices) of the variables ``free`` in the tables' graph,
-    going on by min-degree past ``_MIN_FILL_PAIRS``."""
+    going on by min-degree past :data:`~twlib.graphs.FILL_BUDGET`."""
     graph = nx.Graph()
     graph.add_nodes_from(free)
     for scope, _ in tables:
         graph.add_edges_from((a, b) for i, a in enumerate(scope) for b in scope[i + 1:])
-    return (list(elimination_order(graph, method="min-fill", fill_budget=_MIN_FILL_PAIRS))
+    return (list(elimination_order(graph, method="min-fill", fill_budget=FILL_BUDGET))
             if free else [])
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .. import clock
 from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
-from ..graphs import elimination_order, greedy_entries
+from ..graphs import FILL_BUDGET, elimination_order, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
                     SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, TREE_ENTRIES_PER_SECOND,
@@ -178,7 +178,8 @@ def _tree_that_fits(model, budget_gb, time_limit):
     order, _, entries = elimination_order(graph, method="auto", weights=weights,
                                           time_limit=time_limit / 20,
                                           stop_above=FAR_OVER * budget_gb * 2**30 / 8,
-                                          fit_within=budget_gb * 2**30 / 8, with_cost=True)
+                                          fit_within=budget_gb * 2**30 / 8, with_cost=True,
+                                          fill_budget=FILL_BUDGET)
     # the order's table entries alone can rule the tree out, before its cliques are built
     if tables_gib(entries, 0) > budget_gb:
         return None
