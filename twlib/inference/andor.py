@@ -83,7 +83,7 @@ def pseudo_tree(order, scopes, n_vars: int) -> PseudoTree:
     """The bucket tree of elimination ``order`` (variable indices) over the
     interaction graph of ``scopes``; variables not in ``order`` are left out.
     The elimination is compiled on bitsets: on SAT encodings the contexts hold
-    hundreds of variables, and sets of them took seconds to update."""
+    hundreds of variables, and updating sets of them takes seconds."""
     order = np.asarray(order, dtype=np.int64)
     position = np.full(n_vars, -1, dtype=np.int64)
     position[order] = np.arange(len(order))
