@@ -299,7 +299,7 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
     for v in range(n):
         if greedy:
             cost[v], degree[v] = _greedy_cost(adj, alive, v, kind, weight, log_weight, nbr)
-            fill_work += degree[v] * degree[v] if kind == 0 or kind == 2 else 0
+            fill_work += degree[v] * degree[v]
         if jitter > 0:
             noise[v] = 1.0 + jitter * np.random.random()
     order = np.empty(n, dtype=np.int64)
@@ -354,7 +354,7 @@ def greedy_elimination(adj0, kind, weight, jitter, random_state, fixed,
         for i in range(n_around):
             a = around[i]
             cost[a], degree[a] = _greedy_cost(adj, alive, a, kind, weight, log_weight, nbr2)
-            fill_work += degree[a] * degree[a] if kind == 0 or kind == 2 else 0
+            fill_work += degree[a] * degree[a]
         if fill_work > fill_budget and (kind == 0 or kind == 2):
             kind = 1
             for u in range(n):

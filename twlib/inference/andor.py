@@ -28,7 +28,6 @@ resume.
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import numba as nb
@@ -87,10 +86,7 @@ def pseudo_tree(order, scopes, n_vars: int) -> PseudoTree:
     order = np.asarray(order, dtype=np.int64)
     position = np.full(n_vars, -1, dtype=np.int64)
     position[order] = np.arange(len(order))
-    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
-    np.cumsum([len(scope) for scope in scopes], out=ptr[1:])
-    var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64, count=ptr[-1])
-    at, later = later_neighbours(rows_of_scopes(n_vars, ptr, var), order)
+    at, later = later_neighbours(rows_of_scopes(n_vars, *flat_lists(scopes)), order)
     parent = np.full(n_vars, n_vars, dtype=np.int64)
     context = [()] * n_vars
     for k, v in enumerate(order.tolist()):
