@@ -16,7 +16,7 @@ from twlib.inference.minibucket import (default_order, log_tables, message_bytes
 from twlib.inference.dive import DiveSearch
 from twlib.inference.local_search import LocalSearch
 from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation, routing
-from twlib.inference.search import ShiftAndProbe
+from twlib.inference.search import ShiftAndProbe, paying_mini_buckets
 
 from . import naive
 
@@ -192,6 +192,20 @@ def test_a_search_given_a_head_start_finds_the_brute_force_optimum(seed, n_vars,
     res = branch_and_bound_mpe(model, evidence, i_bound=2, presolve=False, head_start=turns)
     assert res.status == "optimal"
     assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
+
+
+def test_the_larger_i_bound_is_computed_only_where_the_small_pass_beats_what_was_proved():
+    net = datasets.load_network("alarm")
+    evidence = {"HR": "HIGH"}
+    shifted = shifted_tables(net, evidence, mplp_time_limit=0.1)
+    small = mini_buckets(net, 4, evidence, shifted=shifted)
+    # a search that has proved more than MBE(4) bounds keeps MBE(4)
+    kept = paying_mini_buckets(net, evidence, shifted, small.bound - 1.0)
+    assert kept.i_bound == 4 and kept.bound == small.bound
+    larger = paying_mini_buckets(net, evidence, shifted, small.bound + 1.0)
+    assert larger.i_bound > 4
+    exact = JunctionTree(net).mpe(evidence).log_value
+    assert exact - 1e-9 <= larger.bound <= small.bound + 1e-9
 
 
 def test_a_head_start_needs_the_model_as_given():
