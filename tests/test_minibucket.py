@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twlib import clock, datasets, errors
+from twlib.factors import Factor, FactorModel
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
 from twlib.inference.flat import flat_tables, tables_total
@@ -433,6 +434,26 @@ def test_and_or_search_finds_the_brute_force_optimum(seed, n_vars, i_bound, zero
     assert not and_or_to_the_end(mb, top, cache).improved      # the optimum is proved
     below = and_or_to_the_end(mb, top - 0.5, cache)
     assert below.improved and below.value == pytest.approx(top, rel=1e-12, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 8), i_bound=st.integers(1, 3))
+def test_and_or_search_caches_bounds_of_exactly_zero(seed, n_vars, i_bound):
+    # entries of 1/2, 1 and 2: many subproblems are worth exactly log 1 = 0, the
+    # value that also marks a cache entry not yet written
+    rng = np.random.default_rng(seed)
+    names = [f"x{i}" for i in range(n_vars)]
+    states = {v: ["0", "1"] for v in names}
+    factors = []
+    for _ in range(n_vars + 3):
+        scope = tuple(rng.choice(names, size=min(n_vars, 2), replace=False))
+        factors.append(Factor(scope, rng.choice([0.5, 1.0, 1.0, 2.0], size=(2, 2))))
+    model = FactorModel(names, states, factors)
+    top, _ = brute_force(model, {})
+    mb = mini_buckets(model, i_bound, {}, moment_matching=False)
+    found = and_or_to_the_end(mb, -np.inf, 10**6)
+    assert found.value == pytest.approx(top, rel=1e-12, abs=1e-12)
+    assert not and_or_to_the_end(mb, top, 10**6).improved      # the optimum is proved
 
 
 @pytest.mark.parametrize("name", ["alarm", "insurance", "win95pts", "andes"])

@@ -48,6 +48,10 @@ __all__ = ["MPESearch", "ShiftAndProbe", "branch_and_bound_mpe", "mpe_by_tree",
 # share of the time limit.
 _FIRST_TURN = 0.01
 _PROBE_SHARE = 0.025
+# The share of the gap between the LP bound and the propagation search's
+# proved bound that a turn of MPLP must close to have another
+# (see ShiftAndProbe.run)
+_LP_GAIN_WORTH = 0.01
 # The i-bound of the pass that tells whether a larger one would pay
 # (see paying_mini_buckets): a pass this small costs little
 _SMALL_I_BOUND = 4
@@ -263,10 +267,11 @@ class ShiftAndProbe:
             turns: int | None = None) -> "ShiftAndProbe":
         """Turns, each twice as long as the one before, until clock time
         ``until``, ``turns`` more of them, or an end: the query answered, MPLP
-        converged or past ``mplp_cap`` seconds in all (0: no MPLP, one search
-        until ``until``), or the search stalled.  Returns itself."""
+        converged, past ``mplp_cap`` seconds in all (0: no MPLP, one search
+        until ``until``) or tightening its bound by less than the search proves
+        past it, or the search stalled.  Returns itself."""
         while not (self.ended or self._last or clock.expired(until)) and turns != 0:
-            self._last = True
+            self._last, tightened = True, np.inf
             if self.mplp_spent < mplp_cap:
                 begun = clock.now()
                 more, self.shifted.closed = mplp_in_place(
@@ -278,6 +283,7 @@ class ShiftAndProbe:
                     self.probe = None
                     break
                 self._last = converged(more) or self.mplp_spent >= mplp_cap
+                tightened = more[0] - more[-1]
             if self.probe is None:
                 self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
                                                self.shifted.arity, self._scalars, self._best,
@@ -288,7 +294,11 @@ class ShiftAndProbe:
             self.status = _probe_turn(self.probe, min(begun + self._turn, until)
                                       if mplp_cap > 0 else until, self.started, self.history)
             self.probe_spent += clock.now() - begun
-            self._last = self._last or self.probe.stalled
+            # MPLP stops once a turn of it has tightened the LP bound by less
+            # than a hundredth of what the search has proved past that bound:
+            # the search closes the gap, not the LP
+            self._last = (self._last or self.probe.stalled or tightened
+                          < _LP_GAIN_WORTH * (self.bounds[-1] - self.probe.bound()))
             self._turn *= 2
             turns = None if turns is None else turns - 1
         return self
