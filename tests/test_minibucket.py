@@ -195,15 +195,19 @@ def test_a_search_given_a_head_start_finds_the_brute_force_optimum(seed, n_vars,
     assert res.log_value == pytest.approx(top, rel=1e-12, abs=1e-12)
 
 
-def test_the_larger_i_bound_is_computed_only_where_the_small_pass_beats_what_was_proved():
+def test_the_larger_i_bound_is_computed_unless_a_search_has_proved_far_more_than_mbe4():
     net = datasets.load_network("alarm")
     evidence = {"HR": "HIGH"}
     shifted = shifted_tables(net, evidence, mplp_time_limit=0.1)
+    lp = shifted.lp_bounds[-1]
     small = mini_buckets(net, 4, evidence, shifted=shifted)
-    # a search that has proved more than MBE(4) bounds keeps MBE(4)
-    kept = paying_mini_buckets(net, evidence, shifted, small.bound - 1.0)
+    # a search that has proved over a hundred times what MBE(4) gains on the
+    # LP keeps MBE(4)
+    far = lp - 101 * (lp - small.bound) - 1.0
+    kept = paying_mini_buckets(net, evidence, shifted, far)
     assert kept.i_bound == 4 and kept.bound == small.bound
-    larger = paying_mini_buckets(net, evidence, shifted, small.bound + 1.0)
+    # one that has proved nothing past the LP does not
+    larger = paying_mini_buckets(net, evidence, shifted, lp)
     assert larger.i_bound > 4
     exact = JunctionTree(net).mpe(evidence).log_value
     assert exact - 1e-9 <= larger.bound <= small.bound + 1e-9
