@@ -9,6 +9,10 @@ var, stride, offset, values, arity, inc_ptr, inc_table, k_of_slot`` and the
 state ``dom, dsize, weight, tmax, mm, red, infs, stamp, touched, dtrail,
 ttrail, ftrail, finite, infinite, digit, dirty, marked, seg, found`` and, for
 dead-end elimination, ``seen, odometer`` (see ``PropagationSearch.__init__``).
+The helpers called once per table a removed value touches
+(:func:`~twlib.inference.table_maxima.may_lower`, ``_account``, ``_rescan``)
+are inlined where they are called: passing their fifteen-odd arrays, call
+after call, took a fifth of the search's time.
 
 A round of propagation removes the values whose reduced cost has reached the
 bound's margin over the floor.  Scanning every variable for them costs, at
@@ -117,7 +121,7 @@ def _reaching(threshold, seg, found, n):
     return count
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _account(t, sign, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked):
     """Add (``sign`` 1) or take away (-1) table ``t``'s terms in the reduced
     costs of its variables' values."""
@@ -145,7 +149,7 @@ def _reduced_cost(y, b, exact, inc_ptr, inc_table, tmax, mm, red, infs):
     return red[y, b]
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def _rescan(t, state, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm,
             red, infs, finite, infinite, digit, dirty, marked, supp, tsupp, old):
     """Table ``t``'s maxima recomputed

@@ -121,7 +121,7 @@ def set_maximum(t, value, tmax, finite, infinite):
         finite[0] += value
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, _nrt=False, inline="always")
 def may_lower(t, k, a, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, supp,
              tsupp):
     """Whether removing value ``a`` of the variable of incidence ``k`` (already
