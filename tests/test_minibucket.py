@@ -11,12 +11,13 @@ from twlib.factors import Factor, FactorModel
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
 from twlib.inference.flat import flat_tables, tables_total
-from twlib.inference.cost_shifting import mplp
+from twlib.inference.cost_shifting import mplp, mplp_in_place
 from twlib.inference.minibucket import (default_order, log_tables, message_bytes, mini_buckets,
                                         shifted_tables)
 from twlib.inference.dive import DiveSearch
 from twlib.inference.local_search import LocalSearch
-from twlib.inference import MPESearch, branch_and_bound_mpe, most_probable_explanation, routing
+from twlib.inference import (MPESearch, branch_and_bound_mpe, most_probable_explanation, routing,
+                             search)
 from twlib.inference.search import ShiftAndProbe, paying_mini_buckets
 
 from . import naive
@@ -211,6 +212,33 @@ def test_the_larger_i_bound_is_computed_unless_a_search_has_proved_far_more_than
     assert larger.i_bound > 4
     exact = JunctionTree(net).mpe(evidence).log_value
     assert exact - 1e-9 <= larger.bound <= small.bound + 1e-9
+
+
+def random_grid(seed, side):
+    """A ``side`` x ``side`` grid of ternary variables with random log-normal
+    tables: frustrated, so MPLP tightens it over many turns."""
+    rng = np.random.default_rng(seed)
+    names = [f"x{i}" for i in range(side * side)]
+    factors = []
+    for v in range(side * side):
+        factors.append(Factor((names[v],), np.exp(rng.normal(size=3))))
+        for w in ([v + 1] if (v + 1) % side else []) + ([v + side] if v + side < side * side
+                                                        else []):
+            factors.append(Factor((names[v], names[w]), np.exp(2 * rng.normal(size=(3, 3)))))
+    return FactorModel(names, {v: ["0", "1", "2"] for v in names}, factors)
+
+
+@pytest.mark.parametrize("worth", [0.0, np.inf])
+def test_mplp_turns_stop_once_the_search_proves_more_than_they_tighten(monkeypatch, worth):
+    # the search proves past the LP from its first turn: a turn of MPLP must
+    # gain more than ``worth`` times that to be followed by another
+    monkeypatch.setattr(search, "_LP_GAIN_WORTH", worth)
+    calls = []
+    monkeypatch.setattr(search, "mplp_in_place",
+                        lambda *a, **k: calls.append(1) or mplp_in_place(*a, **k))
+    turns = ShiftAndProbe(random_grid(0, 20)).run(10.0, clock.now() + 30, turns=4)
+    assert not turns.ended and turns.probe.bound() < turns.bounds[-1]
+    assert len(calls) == 1 if worth == np.inf else len(calls) > 1
 
 
 def test_a_head_start_needs_the_model_as_given():

@@ -8,7 +8,8 @@ and prove its rounding optimal with no search, in turns of doubling length
 with the propagation search
 (:mod:`twlib.inference.propagation`), since what that search proves needs no
 messages and a tighter LP lets it prove more; then the mini-bucket messages
-are computed (:mod:`twlib.inference.minibucket`) and the
+are computed (:mod:`twlib.inference.minibucket`, at the largest affordable
+i-bound where a small pass shows they tighten the LP: :func:`paying_mini_buckets`) and the
 portfolio of engines (:mod:`twlib.inference.portfolio`) takes turns on one
 incumbent until one proves it, anytime: at any moment it holds an incumbent
 and a proved upper bound.
