@@ -19,8 +19,8 @@ exceeds the threshold and otherwise an upper bound at most the threshold (fail
 low, as alpha-beta does).  Either is an upper bound on the subproblem's value,
 so the cache keeps the smallest found per context, and it tightens the
 mini-bucket heuristic the next time the context comes round.  The cache is
-allocated zeroed, so that the pages the search never writes cost nothing (a
-cache of a gigabyte filled with a marker took 1.7 s), and 0.0 marks an entry
+allocated zeroed, so that the pages the search never writes cost nothing
+(filling a gigabyte with a marker takes about 2 s), and 0.0 marks an entry
 not yet written: a bound of exactly 0 is stored as the smallest positive
 float, still an upper bound.
 

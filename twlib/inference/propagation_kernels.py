@@ -12,7 +12,7 @@ dead-end elimination, ``seen, odometer`` (see ``PropagationSearch.__init__``).
 The helpers called once per table a removed value touches
 (:func:`~twlib.inference.table_maxima.may_lower`, ``_account``, ``_rescan``)
 are inlined where they are called: passing their fifteen-odd arrays, call
-after call, took a fifth of the search's time.
+after call, costs a fifth of the search's time.
 
 A round of propagation removes the values whose reduced cost has reached the
 bound's margin over the floor.  Scanning every variable for them costs, at
