@@ -50,8 +50,8 @@ __all__ = ["MPESearch", "ShiftAndProbe", "branch_and_bound_mpe", "mpe_by_tree",
 _FIRST_TURN = 0.01
 _PROBE_SHARE = 0.025
 # The share of the gap between the LP bound and the propagation search's
-# proved bound that a tighter bound must close to be worth computing: another
-# turn of MPLP (see ShiftAndProbe.run), a larger i-bound (paying_mini_buckets)
+# proved bound that a tighter bound must close to be worth computing (_pays):
+# another turn of MPLP (ShiftAndProbe.run), a larger i-bound (paying_mini_buckets)
 _LP_GAIN_WORTH = 0.01
 # The i-bound of the pass that tells whether a larger one would pay
 # (see paying_mini_buckets): a pass this small costs little
@@ -210,10 +210,17 @@ def paying_mini_buckets(model, evidence, shifted, proved, *, max_memory_gb: floa
     if i_bound > _SMALL_I_BOUND and np.isfinite(lp):
         small = mini_buckets(model, _SMALL_I_BOUND, evidence, task="max", shifted=shifted,
                              max_memory_gb=max_memory_gb)
-        if lp - small.bound < _LP_GAIN_WORTH * (lp - proved):
+        if not _pays(lp - small.bound, lp, proved):
             return small
     return mini_buckets(model, i_bound, evidence, task="max", shifted=shifted,
                         max_memory_gb=max_memory_gb)
+
+
+def _pays(gain, lp, proved) -> bool:
+    """Whether tightening the LP bound ``lp`` by ``gain`` is worth its time: it
+    must close at least ``_LP_GAIN_WORTH`` of what a search has proved past
+    ``lp`` (its bound ``proved``)."""
+    return not gain < _LP_GAIN_WORTH * (lp - proved)
 
 
 class ShiftAndProbe:
@@ -296,11 +303,10 @@ class ShiftAndProbe:
             self.status = _probe_turn(self.probe, min(begun + self._turn, until)
                                       if mplp_cap > 0 else until, self.started, self.history)
             self.probe_spent += clock.now() - begun
-            # MPLP stops once a turn of it has tightened the LP bound by less
-            # than a hundredth of what the search has proved past that bound:
-            # the search closes the gap, not the LP
-            self._last = (self._last or self.probe.stalled or tightened
-                          < _LP_GAIN_WORTH * (self.bounds[-1] - self.probe.bound()))
+            # MPLP stops once a turn of it no longer pays: the search closes
+            # the gap, not the LP
+            self._last = (self._last or self.probe.stalled
+                          or not _pays(tightened, self.bounds[-1], self.probe.bound()))
             self._turn *= 2
             turns = None if turns is None else turns - 1
         return self
