@@ -8,6 +8,12 @@ Index ``r`` is described by a stride row, ``rows[r * m + j]`` the stride of
 axis ``j`` (0 for an axis the index lacks).  :func:`fan_out` is the
 sum-product walk, :func:`max_out` the max-sum one, :func:`add_factor` adds a
 log-factor into a table in place.
+
+Offsets inside a block are unsigned: numba gives a signed index the
+negative-index wraparound test on every access, which keeps the compiler
+from vectorising the block loops (measured: a copy loop 0.82 ns an entry
+signed, 0.11 unsigned).  Mixing a signed and an unsigned integer makes a
+float in numba, so each block's base offset is made unsigned before use.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ __all__ = ["fan_out", "fan_out_observed", "max_out", "add_factor"]
 
 
 _BLOCK = 64     # entries the innermost axes of a table span at least, walked by offset tables
+_SEGMENT = 4    # consecutive offsets from which a stretch is walked as a slice, not gathered
 
 
 @nb.njit(cache=True)
@@ -35,7 +42,7 @@ def blocks(ccard, c0, m, rows, n_rows):
     while q > 0 and B < _BLOCK:
         q -= 1
         B *= ccard[c0 + q]
-    inner = np.zeros((n_rows, B), dtype=np.int64)
+    inner = np.zeros((n_rows, B), dtype=np.uint64)
     digits = np.zeros(m, dtype=np.int64)
     for b in range(1, B):
         j = m - 1
@@ -49,7 +56,7 @@ def blocks(ccard, c0, m, rows, n_rows):
             at = 0
             for i in range(q, m):
                 at += digits[i] * rows[k * m + i]
-            inner[k, b] = at
+            inner[k, b] = np.uint64(at)
     size = B
     for j in range(q):
         size *= ccard[c0 + j]
@@ -84,6 +91,22 @@ def carry(digits, acc, ccard, c0, q, m, rows, n_rows):
         j -= 1
 
 
+@nb.njit(cache=True)
+def stretches(ccard, c0, m, rows, n_rows, q):
+    """Per index, how many consecutive entries of a block its offset follows
+    one by one (its strides are the table's own over those trailing axes):
+    the block is walked in slices of that length, which vectorise, instead of
+    gathering entry by entry."""
+    out = np.ones(n_rows, dtype=np.uint64)
+    for r in range(n_rows):
+        length, j = 1, m - 1
+        while j >= q and rows[r * m + j] == length:
+            length *= ccard[c0 + j]
+            j -= 1
+        out[r] = length
+    return out
+
+
 @nb.njit(cache=True, fastmath={"reassoc", "nsz"})
 def fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
     """For each entry ``e`` of a clique table (``m`` axes of sizes
@@ -97,40 +120,62 @@ def fan_out(src, base, ccard, c0, m, rows, F, factors, f_off, K, out, out_off):
     added one by one into memory, they would wait on each other's stores."""
     n_rows = F + K + 1
     q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, n_rows)
-    run = np.ones(K, dtype=np.int64)
+    run = np.ones(K, dtype=np.uint64)
     for k in range(K):
         run[k] = run_length(ccard, c0, m, rows, F + k, q)
     flat = flat_rows(inner, F)
-    contiguous = True
-    for b in range(B):
-        contiguous = contiguous and inner[F + K, b] == b
+    stretch = stretches(ccard, c0, m, rows, n_rows, q)
+    count, B = size // B, np.uint64(B)
     x = np.empty(B)
-    for _ in range(size // B):
-        at = base + acc[F + K]
-        if contiguous:
-            x[:] = src[at:at + B]
-        else:
-            for b in range(B):
-                x[b] = src[at + inner[F + K, b]]
+    for _ in range(count):
+        gather(x, src, np.uint64(base + acc[F + K]), inner[F + K], stretch[F + K])
         for f in range(F):
-            at = f_off[f] + acc[f]
+            at = np.uint64(f_off[f] + acc[f])
             if flat[f]:
-                x *= factors[at]
+                y = factors[at]
+                for b in range(B):
+                    x[b] *= y
+            elif stretch[f] >= _SEGMENT:
+                w = stretch[f]
+                for s0 in range(np.uint64(0), B, w):
+                    a = at + inner[f, s0]
+                    for b in range(w):
+                        x[s0 + b] *= factors[a + b]
             else:
                 for b in range(B):
                     x[b] *= factors[at + inner[f, b]]
         for k in range(K):
-            at, z = out_off[k] + acc[F + k], run[k]
-            if z == 1:
-                for b in range(B):
-                    out[at + inner[F + k, b]] += x[b]
-            else:
-                for b0 in range(0, B, z):
+            at, z, w = np.uint64(out_off[k] + acc[F + k]), run[k], stretch[F + k]
+            if z > 1:
+                for b0 in range(np.uint64(0), B, z):
                     total = 0.0
                     for b in range(b0, b0 + z):
                         total += x[b]
                     out[at + inner[F + k, b0]] += total
+            elif w >= _SEGMENT:
+                for s0 in range(np.uint64(0), B, w):
+                    a = at + inner[F + k, s0]
+                    for b in range(w):
+                        out[a + b] += x[s0 + b]
+            else:
+                for b in range(B):
+                    out[at + inner[F + k, b]] += x[b]
         carry(digits, acc, ccard, c0, q, m, rows, n_rows)
+
+
+@nb.njit(cache=True)
+def gather(x, src, at, inner, stretch):
+    """``x[b] = src[at + inner[b]]`` for the block, by slices of ``stretch``
+    consecutive entries where they are long enough to pay."""
+    B = np.uint64(x.shape[0])
+    if stretch >= _SEGMENT:
+        for s0 in range(np.uint64(0), B, stretch):
+            a = at + inner[s0]
+            for b in range(stretch):
+                x[s0 + b] = src[a + b]
+    else:
+        for b in range(B):
+            x[b] = src[at + inner[b]]
 
 
 @nb.njit(cache=True)
@@ -178,19 +223,22 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
     flat = flat_rows(inner, F)
     z = run_length(ccard, c0, m, rows, F, q)
     x = np.empty(B)
+    uB = np.uint64(B)
     for e in range(0, size, B):
         x[:] = src[base + e:base + e + B]
         for f in range(F):
-            at = f_off[f] + acc[f]
+            at = np.uint64(f_off[f] + acc[f])
             if flat[f]:
-                x += factors[at]
+                y = factors[at]
+                for b in range(uB):
+                    x[b] += y
             else:
-                for b in range(B):
+                for b in range(uB):
                     x[b] += factors[at + inner[f, b]]
         at = o0 + acc[F]
         for b0 in range(0, B, z):
             top = run_max(x, b0, z)
-            s = at + inner[F, b0]
+            s = at + np.int64(inner[F, b0])
             if best[s] < 0 or top > out[s]:
                 where = b0
                 while x[where] < top:                 # the first entry reaching the maximum
@@ -230,9 +278,10 @@ def add_factor(table, base, ccard, c0, m, strides, s0, factor, f0):
     strides in ``i``."""
     rows = strides[s0:s0 + m]
     q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, 1)
+    uB = np.uint64(B)
     for e in range(base, base + size, B):
-        at = f0 + acc[0]
-        for b in range(B):
-            if table[e + b] > -np.inf:
-                table[e + b] += factor[at + inner[0, b]]
+        at, ue = np.uint64(f0 + acc[0]), np.uint64(e)
+        for b in range(uB):
+            if table[ue + b] > -np.inf:
+                table[ue + b] += factor[at + inner[0, b]]
         carry(digits, acc, ccard, c0, q, m, rows, 1)

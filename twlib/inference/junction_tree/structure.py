@@ -50,7 +50,7 @@ class TreeStructure:
                 f"exact inference on {model.name!r} needs about {need:.3g} GiB (elimination width "
                 f"{self.width}, {self.entries:.3g} table entries, largest {max(sizes):.3g}), over "
                 f"the budget of {max_memory_gb} GiB")
-        self._shape_tree(edges)
+        self._shape_tree(edges, sizes)
         self._calibrate_prior(model)
         if normalised:
             self.log_z = 0.0
@@ -78,9 +78,17 @@ class TreeStructure:
         tree._calibrate_prior(model)
         return tree
 
-    def _shape_tree(self, edges):
-        """Root the tree at its centre; precompute each edge's summing axes and
-        broadcast shapes (separators are kept in the child's variable order)."""
+    def _shape_tree(self, edges, sizes):
+        """Root the tree at its largest table, the one nearest the tree's
+        centre among equals; precompute each edge's summing axes and broadcast
+        shapes (separators are kept in the child's variable order).
+
+        The root's collect and distribute are one pass over its table, while a
+        clique between the evidence and the root is walked twice, so rooting
+        at the largest table takes its second walk out of the posteriors of
+        most evidence sets (on barley the expected entries walked a set fall
+        from 1.55 to 1.30 times the tree's).  Max-product then walks the root
+        on every set, where a leaf without evidence below it is not walked."""
         nbrs = {i: [] for i in range(len(self.cliques))}
         for i, j in edges:
             nbrs[i].append(j)
@@ -91,7 +99,9 @@ class TreeStructure:
         far = max(nx.single_source_shortest_path_length(tree, 0).items(), key=lambda x: x[1])[0]
         path = nx.single_source_shortest_path(tree, far)
         other = max(path, key=lambda v: len(path[v]))
-        self.root = path[other][(len(path[other]) - 1) // 2]
+        from_centre = nx.single_source_shortest_path_length(
+            tree, path[other][(len(path[other]) - 1) // 2])
+        self.root = max(nbrs, key=lambda i: (sizes[i], -from_centre[i], -i))
         self.parent = {self.root: None}
         self.preorder = [self.root]
         for i in self.preorder:
