@@ -30,7 +30,7 @@ from ..factors import Factor, FactorModel, as_factor_model
 from .cost_shifting import converged, mplp_in_place, unflattened
 from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
-from .flat import flat_tables
+from .flat import flat_tables, tables_total
 from .kernels import flat_factors, log_values
 from .minibucket import (ShiftedTables, affordable_i_bound, check_i_bound, mini_buckets,
                          shifted_tables)
@@ -38,6 +38,7 @@ from .portfolio import PROPAGATION_NODES, Portfolio
 from .presolve import presolved
 from .propagation import PropagationSearch
 from .results import MPEResult
+from .zeros import ZeroClauses
 
 __all__ = ["MPESearch", "ShiftAndProbe", "branch_and_bound_mpe", "mpe_by_tree",
            "paying_mini_buckets", "with_likelihoods"]
@@ -49,6 +50,9 @@ __all__ = ["MPESearch", "ShiftAndProbe", "branch_and_bound_mpe", "mpe_by_tree",
 # share of the time limit.
 _FIRST_TURN = 0.01
 _PROBE_SHARE = 0.025
+# the least a SAT solver gets to find a first assignment, when a turn of the
+# search found none: building its clauses alone takes tens of milliseconds
+_SAT_SECONDS = 0.2
 # The share of the gap between the LP bound and the propagation search's
 # proved bound that a tighter bound must close to be worth computing (_pays):
 # another turn of MPLP (ShiftAndProbe.run), a larger i-bound (paying_mini_buckets)
@@ -143,10 +147,10 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
         turns.run(mplp_cap, clock.now() + max(mplp_cap - turns.mplp_spent, 0.0)
                   + _PROBE_SHARE * time_limit)
         shifted, probe, probe_spent = turns.finish(), turns.probe, turns.probe_spent
-        history, status = turns.history, turns.status
+        history, status, satisfied = turns.history, turns.status, turns.satisfied
     else:
         shifted = shifted_tables(model, evidence, order=order, mplp_time_limit=mplp_cap)
-        probe, probe_spent, history, status = None, 0.0, [], None
+        probe, probe_spent, history, status, satisfied = None, 0.0, [], None, False
     probe_seconds = clock.now() - started
     if shifted.closed is not None:                   # MPLP's LP is tight: nothing to search
         result = MPEResult.of_search(
@@ -157,7 +161,8 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
     elif status is not None:
         result = MPEResult.of_search(
             model, probe.best.copy(), probe.incumbent, shifted.evidence, log_value, status,
-            probe.bound(), time_limit, "branch and bound with propagation, MPLP", history,
+            probe.bound(), time_limit, "branch and bound with propagation, MPLP"
+            + (", first assignment by SAT" if satisfied else ""), history,
             started, {"nodes": probe.work_done, "propagation_nodes": probe.work_done,
                       "heuristic_bound": float(shifted.lp_bounds[-1]),
                       "mplp_bounds": shifted.lp_bounds[[0, -1]].tolist()})
@@ -176,7 +181,8 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
                               time_limit=time_limit, progress=progress, probe=probe,
                               probe_spent=probe_spent, history=history)
     result.stats.update(seconds=clock.now() - started, heuristic_seconds=heuristic_seconds,
-                        compile_seconds=clock.compile_seconds() - compiled)
+                        compile_seconds=clock.compile_seconds() - compiled,
+                        sat_assignment=satisfied)
     return result
 
 
@@ -229,7 +235,10 @@ class ShiftAndProbe:
     can stop between turns and go on later: a caller gives it a first turn,
     decides what else to try, and hands it to :func:`branch_and_bound_mpe`
     (``head_start=``), which goes on from where it stopped.  The search's undo
-    trail takes at most an eighth of ``max_memory_gb``.
+    trail takes at most an eighth of ``max_memory_gb``.  While the search has
+    no assignment of non-zero probability, each of its turns is followed by
+    one of a SAT solver on the tables' zeros (:mod:`twlib.inference.zeros`),
+    whose assignment becomes the incumbent (``satisfied``).
 
     >>> from twlib.datasets import load_network
     >>> from twlib.factors import as_factor_model
@@ -265,6 +274,9 @@ class ShiftAndProbe:
         # status that ended the run ("optimal", "interrupted") or None
         self.probe, self.probe_spent, self.status = None, 0.0, None
         self._turn, self._last = _FIRST_TURN, False
+        # the zeros as clauses, built once a turn of the search finds no
+        # assignment of non-zero probability; whether they gave the incumbent
+        self._zeros, self.satisfied = None, False
 
     @property
     def ended(self) -> bool:
@@ -302,6 +314,10 @@ class ShiftAndProbe:
             begun = clock.now()
             self.status = _probe_turn(self.probe, min(begun + self._turn, until)
                                       if mplp_cap > 0 else until, self.started, self.history)
+            if self.status is None and self.probe.incumbent == -np.inf and self._satisfy(
+                    min(max(self._turn, _SAT_SECONDS), max(until - clock.now(), 0.0))):
+                self.status = _probe_turn(self.probe, min(clock.now() + self._turn, until),
+                                          self.started, self.history)
             self.probe_spent += clock.now() - begun
             # MPLP stops once a turn of it no longer pays: the search closes
             # the gap, not the LP
@@ -310,6 +326,22 @@ class ShiftAndProbe:
             self._turn *= 2
             turns = None if turns is None else turns - 1
         return self
+
+    def _satisfy(self, seconds: float) -> bool:
+        """Ask a SAT solver for an assignment that avoids every zero
+        (:class:`~twlib.inference.zeros.ZeroClauses`), for ``seconds``; it
+        becomes the incumbent.  Whether it found one."""
+        if self._zeros is None:
+            self._zeros = ZeroClauses(self.tab, len(self.tab[0]) - 1, self.shifted.arity)
+        states = self._zeros.solve(seconds)
+        if states is None:
+            return False
+        self._scalars[0] = tables_total(states, len(self.tab[0]) - 1, self.tab)
+        self._best[:] = states
+        self.satisfied = True
+        self._zeros.close()
+        self.history.append((clock.now() - self.started, self._scalars[0], self.probe.bound()))
+        return True
 
     def finish(self):
         """The shifted tables with the bounds MPLP proved; their tables are
