@@ -68,25 +68,6 @@ class MaxProduct:
                                   own_card))
         return self._layout
 
-    def _log_potential(self, i):
-        """Clique ``i``'s log-potential: the sum of the logs of the model's factors
-        that live there (no calibration, so nothing underflows however unlikely
-        a configuration is)."""
-        table = np.zeros([self.arity[v] for v in self.cliques[i]])
-        with np.errstate(divide="ignore"):
-            for f in self._home[i]:
-                table += self._on_clique(i, f, np.log(f.values))
-        return table
-
-    def _on_clique(self, i, factor, values):
-        """``values`` (a table over ``factor``'s variables, in its order) with its
-        axes in clique ``i``'s order and size-1 axes for the clique's other
-        variables, ready to broadcast against the clique's table."""
-        clique = self.cliques[i]
-        on_clique = sorted(factor.variables, key=clique.index)
-        values = np.transpose(values, [factor.variables.index(v) for v in on_clique])
-        return values.reshape([self.arity[v] if v in factor.variables else 1 for v in clique])
-
     def _max_out(self, i, table):
         """Maximise clique ``i``'s log-table (batch first) over its own variables:
         ``(message to the parent, shifted to peak 0, the best own configuration

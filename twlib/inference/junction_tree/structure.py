@@ -22,6 +22,7 @@ from ...network import BayesianNetwork
 from ..costs import tables_gib
 from ..evidence import evidence_indices
 from ..kernels import flat_factors
+from ..table_walk import sum_factors
 
 __all__ = ["TreeStructure", "per_set_normalised", "separator_ratio"]
 
@@ -173,8 +174,6 @@ class TreeStructure:
         self._layout = self._max_cache = self._flat = self._max_prior_flat = None
         self._search_route, self._tree_mpe_seconds, self._tree_mpe_queries = None, 0.0, 0
         self._factors_flat = None
-        tables = [np.ones([1] + [self.arity[v] for v in c]) for c in self.cliques]
-        scale = np.zeros(len(self.cliques))
         home = {i: [] for i in range(len(self.cliques))}
         for f in model.factors:
             i = self._smallest_clique_holding(set(f.variables))
@@ -182,19 +181,16 @@ class TreeStructure:
                 raise InputError(f"a factor over {f.variables} lies in no clique of this tree")
             home[i].append(f)
         self._home = home
-        for i, factors in home.items():
-            for k, f in enumerate(factors):
-                # in place, each factor scaled to peak 1, the table every 16 factors,
-                # so that long products neither allocate nor underflow
-                peak = f.values.max()
-                if peak > 0:
-                    scale[i] += math.log(peak)
-                tables[i] *= self._on_clique(i, f, f.values / (peak if peak > 0 else 1.0))[None]
-                if k % 16 == 15:
-                    top = tables[i].max()
-                    if top > 0:
-                        tables[i] /= top
-                        scale[i] += math.log(top)
+        # each clique's potential from its log-potential, scaled to peak 1 with
+        # the scale kept in log space, so that long products do not underflow
+        tables, scale = [], np.zeros(len(self.cliques))
+        for i in range(len(self.cliques)):
+            table = self._log_potential(i)
+            top = table.max()
+            if top > -np.inf:
+                scale[i] = top
+                table -= top
+            tables.append(np.exp(table, out=table)[None])
         seps = {}
         for i in reversed(self.preorder[1:]):                 # collect
             p = self.parent[i]
@@ -221,6 +217,28 @@ class TreeStructure:
         self.seps = {i: s[0] for i, s in seps.items()}
         self.prior = {v: self._marginal(self.tables[i][None], i, v)[0]
                       for v, i in self.reader.items()}
+
+    def _log_potential(self, i):
+        """Clique ``i``'s log-potential: the sum of the logs of the model's
+        factors that live there, in one compiled walk of the table
+        (:func:`~twlib.inference.table_walk.sum_factors`); nothing underflows
+        however unlikely a configuration is."""
+        clique, factors = self.cliques[i], self._home[i]
+        card = [self.arity[v] for v in clique]
+        rows = []
+        for f in factors:
+            sizes = [self.arity[v] for v in f.variables]
+            rows += [math.prod(sizes[f.variables.index(v) + 1:]) if v in f.variables else 0
+                     for v in clique]
+        with np.errstate(divide="ignore"):
+            logs = [np.log(np.asarray(f.values, dtype=float)).ravel() for f in factors]
+        offsets = np.cumsum([0] + [a.size for a in logs])[:len(logs)]
+        out = np.empty(math.prod(card))
+        sum_factors(out, np.array(card, dtype=np.int64), 0, len(clique),
+                    np.array(rows, dtype=np.int64), len(factors),
+                    np.concatenate(logs) if logs else np.zeros(1),
+                    np.array(offsets, dtype=np.int64))
+        return out.reshape(card)
 
     def _project(self, i, base, ratio, scope):
         """``sum over clique i's other variables of base * ratio`` onto ``scope``,
