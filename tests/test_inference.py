@@ -128,6 +128,32 @@ def test_fan_out_over_observed_axes_equals_numpy(seed, n_axes):
         assert np.allclose(got, np.ravel(expected), rtol=1e-12, atol=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 6))
+def test_summed_factors_equal_numpy(seed, n_axes):
+    """A clique's log-potential in one walk, against numpy's broadcast sums:
+    factors over random subsets of the axes, some of them -inf."""
+    from twlib.inference.table_walk import sum_factors
+
+    rng = np.random.default_rng(seed)
+    card = rng.integers(1, 6, n_axes)
+    subsets = [np.flatnonzero(rng.random(n_axes) < 0.5) for _ in range(rng.integers(0, 6))]
+    arrays = [np.where(rng.random(tuple(card[a])) < 0.1, -np.inf, rng.normal(size=tuple(card[a])))
+              for a in subsets]
+    rows = [math.prod(card[b] for b in axes if b > j) if j in axes else 0
+            for axes in subsets for j in range(n_axes)]
+    factors = np.concatenate([a.ravel() for a in arrays] + [np.zeros(1)])
+    f_off = np.cumsum([0] + [a.size for a in arrays])[:len(arrays)].astype(np.int64)
+    out = np.full(math.prod(card), np.nan)
+    sum_factors(out, card.astype(np.int64), 0, n_axes, np.array(rows, dtype=np.int64),
+                len(arrays), factors, f_off)
+    expected = np.zeros(tuple(card))
+    for axes, array in zip(subsets, arrays):
+        expected = expected + array.reshape([card[j] if j in axes else 1 for j in range(n_axes)])
+    assert np.array_equal(np.isinf(out), np.isinf(expected).ravel())
+    assert np.allclose(out, expected.ravel(), rtol=1e-12, atol=1e-12)
+
+
 def a_run_of_sets(seed, n_vars, count=6):
     """A random network (zeros in its CPTs for odd seeds), ``count`` evidence
     sets over it, each observing none to all but one variable, and the
