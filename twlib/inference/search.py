@@ -327,13 +327,13 @@ class ShiftAndProbe:
             turns = None if turns is None else turns - 1
         return self
 
-    def _satisfy(self, seconds: float) -> bool:
+    def _satisfy(self, time_limit: float) -> bool:
         """Ask a SAT solver for an assignment that avoids every zero
-        (:class:`~twlib.inference.zeros.ZeroClauses`), for ``seconds``; it
-        becomes the incumbent.  Whether it found one."""
+        (:class:`~twlib.inference.zeros.ZeroClauses`), for ``time_limit``
+        seconds; it becomes the incumbent.  Whether it found one."""
         if self._zeros is None:
             self._zeros = ZeroClauses(self.tab, len(self.tab[0]) - 1, self.shifted.arity)
-        states = self._zeros.solve(seconds)
+        states = self._zeros.solve(time_limit)
         if states is None:
             return False
         self._scalars[0] = tables_total(states, len(self.tab[0]) - 1, self.tab)

@@ -82,9 +82,10 @@ class ZeroClauses:
                 self.clauses.append(list(range(self.first[x], self.first[x] + self.arity[x])))
         self._solver = None
 
-    def solve(self, seconds: float):
+    def solve(self, time_limit: float):
         """An assignment (state indices) at no zero entry, or None when the
-        solver found none within ``seconds`` (or the formula is not usable).
+        solver found none within ``time_limit`` seconds (or the formula is not
+        usable).
         Raises :class:`ZeroEvidenceError` when no assignment avoids every zero."""
         if not self.usable:
             return None
@@ -94,7 +95,7 @@ class ZeroClauses:
         if self._solver is None:
             from pysat.solvers import Solver
             self._solver = Solver(name="glucose4", bootstrap_with=self.clauses)
-        timer = threading.Timer(max(seconds, 1e-3), self._solver.interrupt)
+        timer = threading.Timer(max(time_limit, 1e-3), self._solver.interrupt)
         timer.start()
         try:
             found = self._solver.solve_limited(expect_interrupt=True)
