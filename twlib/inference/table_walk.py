@@ -7,7 +7,8 @@ tables would double the memory the tree needs and the bytes each pass reads.
 Index ``r`` is described by a stride row, ``rows[r * m + j]`` the stride of
 axis ``j`` (0 for an axis the index lacks).  :func:`fan_out` is the
 sum-product walk, :func:`max_out` the max-sum one, :func:`add_factor` adds a
-log-factor into a table in place.
+log-factor into a table in place, :func:`sum_factors` fills a table with the
+sum of many log-factors (a clique's log-potential).
 
 Offsets inside a block are unsigned: numba gives a signed index the
 negative-index wraparound test on every access, which keeps the compiler
