@@ -21,7 +21,9 @@ cheapest exact method by the rates in ``costs``):
 * ``search``: :func:`branch_and_bound_mpe`, the exact MPE past the tree, and
   :class:`MPESearch`, the same prepared once for many evidence sets.  Both
   start with MPLP and the propagation search in turns (``ShiftAndProbe``,
-  which the router gives a first turn before it builds any tree), then run
+  which the router gives a first turn before it builds any tree; a turn that
+  finds no assignment of non-zero probability hands the zeros to a SAT
+  solver, ``zeros``), then run
   the ``portfolio``: five engines with one interface (``engine``) taking turns
   on one incumbent: the hybrid best-first ``dive``, AND/OR branch and bound
   (``andor``), LP-based branch and bound (``lp_search``), the propagation

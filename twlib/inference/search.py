@@ -7,7 +7,9 @@ It maximises out the variables of at most two neighbours exactly
 and prove its rounding optimal with no search, in turns of doubling length
 with the propagation search
 (:mod:`twlib.inference.propagation`), since what that search proves needs no
-messages and a tighter LP lets it prove more; then the mini-bucket messages
+messages and a tighter LP lets it prove more (a turn of it that finds no
+assignment of non-zero probability hands the tables' zeros to a SAT solver,
+:mod:`twlib.inference.zeros`); then the mini-bucket messages
 are computed (:mod:`twlib.inference.minibucket`, at the largest affordable
 i-bound where a small pass shows they tighten the LP: :func:`paying_mini_buckets`) and the
 portfolio of engines (:mod:`twlib.inference.portfolio`) takes turns on one
