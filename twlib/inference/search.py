@@ -334,11 +334,11 @@ class ShiftAndProbe:
         (:class:`~twlib.inference.zeros.ZeroClauses`), for ``time_limit``
         seconds; it becomes the incumbent.  Whether it found one."""
         if self._zeros is None:
-            self._zeros = ZeroClauses(self.tab, len(self.tab[0]) - 1, self.shifted.arity)
+            self._zeros = ZeroClauses(self.tab, self.probe.count, self.shifted.arity)
         states = self._zeros.solve(time_limit)
         if states is None:
             return False
-        self._scalars[0] = tables_total(states, len(self.tab[0]) - 1, self.tab)
+        self._scalars[0] = tables_total(states, self.probe.count, self.tab)
         self._best[:] = states
         self.satisfied = True
         self._zeros.close()

@@ -53,6 +53,7 @@ class ZeroClauses:
         # states; for two, first[x] alone, true meaning state 1
         widths = np.where(self.arity > 2, self.arity, 1)
         self.first = np.concatenate([[1], 1 + np.cumsum(widths)[:-1]]).astype(np.int64)
+        self.booleans = int(widths.sum())
         self.clauses, self.impossible = [], False
         literals = 0
         sizes = table_sizes(tab)
@@ -107,7 +108,7 @@ class ZeroClauses:
                                     "tables, as clauses, are unsatisfiable")
         if found is None:
             return None
-        truth = np.zeros(int(self.first[-1] + max(self.arity[-1], 1)) + 1, dtype=np.bool_)
+        truth = np.zeros(self.booleans + 1, dtype=np.bool_)
         model = np.array(self._solver.get_model(), dtype=np.int64)
         truth[np.abs(model)] = model > 0
         states = np.zeros(len(self.arity), dtype=np.int64)
