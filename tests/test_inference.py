@@ -129,15 +129,16 @@ def test_fan_out_over_observed_axes_equals_numpy(seed, n_axes):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10**6), st.integers(0, 6))
+@given(st.integers(0, 10**6), st.integers(0, 9))
 def test_summed_factors_equal_numpy(seed, n_axes):
     """A clique's log-potential in one walk, against numpy's broadcast sums:
-    factors over random subsets of the axes, some of them -inf."""
+    factors over random subsets of the axes (inside the block, outside it,
+    both), some of them -inf."""
     from twlib.inference.table_walk import sum_factors
 
     rng = np.random.default_rng(seed)
-    card = rng.integers(1, 6, n_axes)
-    subsets = [np.flatnonzero(rng.random(n_axes) < 0.5) for _ in range(rng.integers(0, 6))]
+    card = rng.integers(1, 5, n_axes)
+    subsets = [np.flatnonzero(rng.random(n_axes) < 0.5) for _ in range(rng.integers(0, 9))]
     arrays = [np.where(rng.random(tuple(card[a])) < 0.1, -np.inf, rng.normal(size=tuple(card[a])))
               for a in subsets]
     rows = [math.prod(card[b] for b in axes if b > j) if j in axes else 0

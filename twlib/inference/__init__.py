@@ -10,6 +10,9 @@ cheapest exact method by the rates in ``costs``):
   the walks over a clique table they share in ``table_walk``.
   The method of choice whenever the tree fits; a tree whose MPE queries are
   slow hands them to a prepared :class:`MPESearch` first (``max_product``).
+* ``max_sum``: :func:`max_sum_mpe`, the MPE of a model asked once by one
+  max-sum pass up a clique tree that holds only its largest table at a time
+  (the router's exact MPE whenever its tables can be made in time).
 * ``elimination``: :func:`variable_elimination` for one query, and
   :func:`marginal_map` (sum out the rest, then maximise over the query).
 * ``minibucket``: :func:`mini_buckets`, elimination with its width bounded by an
@@ -61,6 +64,7 @@ from .conditioning import bounded_posteriors, conditioned_posteriors
 from .elimination import marginal_map, variable_elimination
 from .interventions import do_posteriors, intervene
 from .junction_tree import JunctionTree
+from .max_sum import max_sum_mpe
 from .minibucket import MiniBuckets, mini_buckets
 from .results import Marginals, MarginalsBatch, MPEBatch, MPEResult
 from .routing import most_probable_explanation, posterior_marginals
@@ -71,4 +75,4 @@ __all__ = ["Factor", "FactorModel", "variable_elimination", "marginal_map", "Jun
            "gibbs_sample", "mini_buckets", "MiniBuckets", "branch_and_bound_mpe",
            "most_probable_explanation", "MPEResult", "MPESearch", "intervene", "do_posteriors",
            "posterior_marginals", "conditioned_posteriors", "bounded_posteriors", "Marginals",
-           "MPEBatch", "MarginalsBatch"]
+           "MPEBatch", "MarginalsBatch", "max_sum_mpe"]

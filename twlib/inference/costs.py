@@ -14,14 +14,19 @@ from __future__ import annotations
 from ..errors import InputError
 
 __all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_PER_SECOND",
+           "MAX_SUM_ENTRIES_PER_SECOND",
            "FAR_OVER", "SEARCH_SHARE_OF_TREE", "SEARCH_AFTER_TREE_SECONDS",
            "SEARCH_FROM_QUERY_SECONDS", "MESSAGE_BYTES_PER_SECOND",
            "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "MOST_CONDITIONED_RUNS",
            "WORK_ENTRIES", "FUSED_FROM_ENTRIES", "THREADED_FROM_ENTRIES"]
 
-# Junction-tree table entries built and maximised per second (Grids_30: 2.1e8 in 20 s);
+# Junction-tree table entries built and calibrated per second (Grids_30: 2.1e8 in 20 s);
 # a tree that would take longer than the time limit is not tried
 TREE_ENTRIES_PER_SECOND = 1e7
+# Clique-table entries the single MPE's max-sum pass (twlib.inference.max_sum) makes
+# and maximises per second: the slowest of the UAI 2014 MAP instances and the PR
+# and MAR models whose pass takes over a second (Promedas_65: 5.7e7; most 0.9-2.8e8)
+MAX_SUM_ENTRIES_PER_SECOND = 5e7
 # A tree whose greedy orders need this many times the entries that fit is not
 # looked at further: near the budget the sweeps and restarts shrink a tree by
 # small factors (at most 32x on the 103 UAI 2014 MAP instances whose greedy

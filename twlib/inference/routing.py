@@ -3,11 +3,13 @@
 * :func:`most_probable_explanation`: the variables of at most two neighbours
   maximised out exactly (:mod:`twlib.inference.presolve`), then on the rest
   the first turns of MPLP and the propagation search
-  (:class:`~twlib.inference.search.ShiftAndProbe`) unless a junction tree
-  would surely be quicker, then the junction tree when its tables fit the
-  memory budget and can be filled within the time limit, else the search
-  portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`) with the
-  largest i-bound whose mini-bucket messages fit, going on from those turns.
+  (:class:`~twlib.inference.search.ShiftAndProbe`) unless the max-sum pass
+  over a clique tree would surely be quicker, then that pass
+  (:func:`~twlib.inference.max_sum.max_sum_mpe`) when its largest table fits
+  the memory budget and all of them can be made within the time limit, else
+  the search portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`)
+  with the largest i-bound whose mini-bucket messages fit, going on from
+  those turns.
 * :func:`posterior_marginals`: the junction tree when it fits the memory and
   the time, else cutset conditioning (:mod:`twlib.inference.conditioning`),
   exact when its runs finish within the time limit and bounded when they do
@@ -25,14 +27,15 @@ from ..factors import as_factor_model
 from ..graphs import FILL_BUDGET, elimination_order, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
-                    SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, TREE_ENTRIES_PER_SECOND,
-                    check_memory_budget, tables_gib, tree_budget_gb)
+                    MAX_SUM_ENTRIES_PER_SECOND, SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE,
+                    SECONDS_PER_FACTOR, check_memory_budget, tables_gib, tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
+from .max_sum import max_sum_mpe
 from .minibucket import affordable_i_bound
 from .presolve import presolved
 from .results import Marginals, MPEResult
-from .search import ShiftAndProbe, branch_and_bound_mpe, mpe_by_tree, with_likelihoods
+from .search import ShiftAndProbe, branch_and_bound_mpe, with_likelihoods
 
 __all__ = ["most_probable_explanation", "posterior_marginals"]
 
@@ -40,17 +43,18 @@ __all__ = ["most_probable_explanation", "posterior_marginals"]
 def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                               max_memory_gb: float = 4.0, time_limit: float = 60.0,
                               progress: bool = False) -> MPEResult:
-    """The MPE by the method that fits: the junction tree when its tables fit
-    ``max_memory_gb`` and can be filled within ``time_limit``, else
+    """The MPE by the method that fits: one max-sum pass over a clique tree
+    (:func:`~twlib.inference.max_sum.max_sum_mpe`) when its largest table fits
+    ``max_memory_gb`` and its tables can be made within ``time_limit``, else
     AND/OR branch and bound with the largest
     i-bound whose mini-bucket messages take at most a quarter of the budget and
     about a quarter of ``time_limit`` to compute.  Either runs on the variables
     left once those with at most two neighbours are maximised out
     (:mod:`twlib.inference.presolve`).  Before either, MPLP and the
     propagation search (which often prove the answer at once, with no tree)
-    get their first turn, or, when the tree surely fits, two turns within a
-    quarter of the time the tree is expected to take; they are skipped when
-    the tree is expected to take under a hundredth of a second.
+    get their first turn, or, when the pass surely fits, two turns within a
+    quarter of the time the pass is expected to take; they are skipped when
+    the pass is expected to take under a hundredth of a second.
     ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
     weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
     weights of each variable's state into the value maximised.
@@ -69,8 +73,8 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
         return max(time_limit - (clock.now() - started), 1e-3)
 
     def solve(reduced, reduced_evidence):
-        budget = tree_budget_gb(max_memory_gb, left())
-        tree_seconds = _tree_seconds(reduced, budget)
+        most_entries = MAX_SUM_ENTRIES_PER_SECOND * left()
+        tree_seconds = _max_sum_seconds(reduced, max_memory_gb, most_entries)
         turns = None
         if tree_seconds is None or tree_seconds >= SEARCH_FROM_QUERY_SECONDS:
             turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb)
@@ -81,10 +85,14 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                 turns.run(left() / 10, clock.now() + SEARCH_SHARE_OF_TREE * tree_seconds,
                           turns=2)
         if turns is None or not turns.ended:
-            tree = _tree_that_fits(reduced, budget, left())
-            if tree is not None:
-                return mpe_by_tree(tree, reduced, reduced_evidence,
-                                   lambda row: reduced.log_values([row])[0])
+            order = _order_that_fits(reduced, max_memory_gb,
+                                     MAX_SUM_ENTRIES_PER_SECOND * left(), left())
+            if order is not None:
+                try:
+                    return max_sum_mpe(reduced, reduced_evidence, order=order,
+                                       max_memory_gb=max_memory_gb)
+                except MemoryBudgetExceeded:
+                    pass
         # the turns, the order search and the tree's attempt count against the limit
         return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
                                     time_limit=left(), max_memory_gb=max_memory_gb,
@@ -149,10 +157,12 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
                                   executor=executor, progress=progress)
 
 
-def _tree_seconds(model, budget_gb):
-    """The seconds a junction tree of ``model`` is expected to take by its
-    min-degree order, the cheapest greedy one; None when that order's tables
-    would not fit ``budget_gb`` (a better order may still fit)."""
+def _max_sum_seconds(model, max_memory_gb, most_entries):
+    """The seconds the max-sum pass of :func:`max_sum_mpe` is expected to take
+    by the min-degree order, the cheapest greedy one (placing each factor in
+    its clique costs about what it does for a conditioned run); None when
+    that order has a clique table over ``max_memory_gb`` or more than
+    ``most_entries`` table entries in all (a better order may still fit)."""
     if model.flat_logs is not None:          # a presolved model's factors are made if read
         ptr, var = model.flat_logs[0].tolist(), model.flat_logs[1].tolist()
         scopes = [var[ptr[t]:ptr[t + 1]] for t in range(len(ptr) - 1)]
@@ -160,14 +170,16 @@ def _tree_seconds(model, budget_gb):
         index = {v: k for k, v in enumerate(model.variables)}
         scopes = [[index[v] for v in f.variables] for f in model.factors]
     entries = greedy_entries(scopes, [model.arity(v) for v in model.variables],
-                             stop_above=budget_gb * 2**30 / 8)
-    if tables_gib(entries, 0) > budget_gb:
+                             stop_above=max_memory_gb * 2**30 / 8)
+    if entries > most_entries:
         return None
-    return entries / TREE_ENTRIES_PER_SECOND
+    return entries / MAX_SUM_ENTRIES_PER_SECOND + len(scopes) * SECONDS_PER_FACTOR
 
 
-def _tree_that_fits(model, budget_gb, time_limit):
-    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None.
+def _order_that_fits(model, max_memory_gb, most_entries, time_limit):
+    """An elimination order of ``model`` whose clique tables take at most
+    ``most_entries`` entries in all, none of them over ``max_memory_gb``, or
+    None when none is found.
 
     The restarts that look for a smaller tree get a twentieth of the time: they
     decide whether the tree fits, and are lost time when it does not (and not
@@ -177,11 +189,17 @@ def _tree_that_fits(model, budget_gb, time_limit):
     weights = {v: model.arity(v) for v in model.variables}
     order, _, entries = elimination_order(graph, method="auto", weights=weights,
                                           time_limit=time_limit / 20,
-                                          stop_above=FAR_OVER * budget_gb * 2**30 / 8,
-                                          fit_within=budget_gb * 2**30 / 8, with_cost=True,
+                                          stop_above=FAR_OVER * max_memory_gb * 2**30 / 8,
+                                          fit_within=most_entries, with_cost=True,
                                           fill_budget=FILL_BUDGET)
     # the order's table entries alone can rule the tree out, before its cliques are built
-    if tables_gib(entries, 0) > budget_gb:
+    return order if entries <= most_entries else None
+
+
+def _tree_that_fits(model, budget_gb, time_limit):
+    """The junction tree of ``model`` if its tables fit ``budget_gb``, else None."""
+    order = _order_that_fits(model, budget_gb, budget_gb * 2**30 / 8, time_limit)
+    if order is None:
         return None
     try:
         return JunctionTree(model, order=order, max_memory_gb=budget_gb)

@@ -280,6 +280,13 @@ def sum_factors(out, ccard, c0, m, rows, F, factors, f_off):
     ``i_f``): a clique's log-potential from the logs of its factors in one
     walk of the table, where numpy adds them one walk a factor.
 
+    Within a block a factor takes one value per configuration of the block
+    axes it has, often far fewer than the block's entries (a pairwise factor
+    with one axis there: two).  So the factors are grouped by the block axes
+    they have; per block each group's sum is made once per configuration of
+    those axes and then spread over the block.  A group over no outer axis
+    is the same in every block and is made once.
+
     >>> out = np.empty(4)
     >>> sum_factors(out, np.array([2, 2]), 0, 2, np.array([1, 0, 0, 1]), 2,
     ...             np.array([1.0, 2.0, 10.0, 20.0]), np.array([0, 2]))
@@ -287,30 +294,98 @@ def sum_factors(out, ccard, c0, m, rows, F, factors, f_off):
     [11.0, 21.0, 12.0, 22.0]
     """
     q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, F)
-    flat = flat_rows(inner, F)
     stretch = stretches(ccard, c0, m, rows, F, q)
+    fixed = np.zeros(B)                     # the factors over block axes alone
+    group, config, first, shape = _block_groups(ccard, c0, m, rows, F, q, B)
+    todo = np.zeros(F, dtype=np.int64)      # the factors read per block, by group
+    n = 0
+    for f in range(F):
+        outer = False
+        for j in range(q):
+            outer = outer or rows[f * m + j] != 0
+        if outer:
+            todo[n] = f
+            n += 1
+        else:
+            for b in range(B):
+                fixed[b] += factors[f_off[f] + inner[f, b]]
+    todo = todo[:n][np.argsort(group[todo[:n]], kind="mergesort")]
+    sums = np.empty(B)
     count, B = size // B, np.uint64(B)
     e = np.uint64(0)
     for _ in range(count):
         for b in range(B):
-            out[e + b] = 0.0
-        for f in range(F):
-            at = np.uint64(f_off[f] + acc[f])
-            if flat[f]:
-                y = factors[at]
-                for b in range(B):
-                    out[e + b] += y
-            elif stretch[f] >= _SEGMENT:
-                w = stretch[f]
-                for s0 in range(np.uint64(0), B, w):
-                    a = at + inner[f, s0]
-                    for b in range(w):
-                        out[e + s0 + b] += factors[a + b]
-            else:
-                for b in range(B):
-                    out[e + b] += factors[at + inner[f, b]]
+            out[e + b] = fixed[b]
+        k = 0
+        while k < n:
+            g = group[todo[k]]
+            C = shape[g]
+            if C == B:                      # every block axis: read entry by entry
+                f = todo[k]
+                at = np.uint64(f_off[f] + acc[f])
+                if stretch[f] >= _SEGMENT:
+                    w = stretch[f]
+                    for s0 in range(np.uint64(0), B, w):
+                        a = at + inner[f, s0]
+                        for b in range(w):
+                            out[e + s0 + b] += factors[a + b]
+                else:
+                    for b in range(B):
+                        out[e + b] += factors[at + inner[f, b]]
+                k += 1
+                continue
+            sums[:C] = 0.0
+            while k < n and group[todo[k]] == g:
+                f = todo[k]
+                at = np.uint64(f_off[f] + acc[f])
+                for c in range(C):
+                    sums[c] += factors[at + inner[f, first[g, c]]]
+                k += 1
+            for b in range(B):
+                out[e + b] += sums[config[g, b]]
         e += B
         carry(digits, acc, ccard, c0, q, m, rows, F)
+
+
+@nb.njit(cache=True)
+def _block_groups(ccard, c0, m, rows, F, q, B):
+    """The factors' groups by the block axes they have (of axes ``q..m-1``):
+    ``(group, config, first, shape)``, factor ``f``'s group ``group[f]``,
+    ``config[g, b]`` the configuration of group ``g``'s axes at block entry
+    ``b``, ``first[g, c]`` the first entry of configuration ``c`` and
+    ``shape[g]`` the group's number of configurations."""
+    mask = np.zeros(F, dtype=np.int64)      # bit j - q: the factor has block axis j
+    for f in range(F):
+        for j in range(q, m):
+            if rows[f * m + j] != 0 and ccard[c0 + j] > 1:
+                mask[f] |= 1 << (j - q)
+    masks = np.unique(mask)
+    group = np.searchsorted(masks, mask)
+    config = np.zeros((masks.shape[0], B), dtype=np.uint64)
+    first = np.zeros((masks.shape[0], B), dtype=np.uint64)
+    shape = np.ones(masks.shape[0], dtype=np.uint64)
+    for g in range(masks.shape[0]):
+        digits = np.zeros(m, dtype=np.int64)
+        seen = np.zeros(B, dtype=np.bool_)
+        for b in range(B):
+            c, size = 0, 1                  # the configuration, the group's axes row-major
+            for j in range(m - 1, q - 1, -1):
+                if masks[g] >> (j - q) & 1:
+                    c += digits[j] * size
+                    size *= ccard[c0 + j]
+            config[g, b] = c
+            if not seen[c]:
+                seen[c] = True
+                first[g, c] = b
+            shape[g] = size
+            j = m - 1                       # the next entry's digits
+            while j >= q:
+                digits[j] += 1
+                if digits[j] < ccard[c0 + j]:
+                    break
+                digits[j] = 0
+                j -= 1
+    return group, config, first, shape
 
 
 @nb.njit(cache=True)

@@ -1,0 +1,66 @@
+"""The single MPE's max-sum pass against brute force and the junction tree."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from twlib import datasets
+from twlib.factors import Factor, FactorModel
+from twlib.inference import JunctionTree, MemoryBudgetExceeded, ZeroEvidenceError
+from twlib.inference.max_sum import max_sum_mpe
+
+from . import naive
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 7), st.integers(0, 3), st.sampled_from([0.0, 0.4]),
+       st.booleans())
+def test_max_sum_equals_brute_force(seed, n_vars, n_evidence, zeros, own_order):
+    """The value is the largest product of the factors over the assignments
+    the evidence allows, whatever the order; nothing is found only when all
+    of them have probability zero."""
+    rng = np.random.default_rng(seed)
+    model = naive.random_factor_model(rng, n_vars, n_vars + 3, 4, scale=3.0, zeros=zeros)
+    names = model.variables
+    evidence = {v: model.states(v)[int(rng.integers(model.arity(v)))]
+                for v in rng.choice(names, size=min(n_evidence, n_vars), replace=False)}
+    rows = np.array([row for row in itertools.product(*(range(model.arity(v)) for v in names))
+                     if all(model.states(v)[row[names.index(v)]] == s
+                            for v, s in evidence.items())])
+    best = model.log_values(rows).max()
+    order = list(rng.permutation(names)) if own_order else None
+    if best == -np.inf:
+        with pytest.raises(ZeroEvidenceError):
+            max_sum_mpe(model, evidence, order=order)
+        return
+    res = max_sum_mpe(model, evidence, order=order)
+    assert res.status == "optimal" and res.log_value == pytest.approx(best, abs=1e-9)
+    assert all(res.assignment[v] == s for v, s in evidence.items())
+    row = [model.states(v).index(res.assignment[v]) for v in names]
+    assert model.log_values([row])[0] == res.log_value
+
+
+@pytest.mark.parametrize("name", ["alarm", "hepar2", "win95pts", "barley"])
+def test_max_sum_equals_the_junction_trees_mpe(name):
+    net = datasets.load_network(name)
+    tree = JunctionTree(net)
+    rng = np.random.default_rng(2)
+    for row in net.sample(3, random_state=rng).values:
+        chosen = rng.choice(len(net.variables), size=int(rng.integers(0, 6)), replace=False)
+        evidence = {net.variables[j]: net.states(net.variables[j])[row[j]] for j in chosen}
+        mine = max_sum_mpe(net, evidence)
+        assert mine.log_value == pytest.approx(tree.mpe(evidence).log_value, abs=1e-9)
+        assert mine.stats["width"] >= 1
+
+
+def test_max_sum_names_its_limits():
+    net = datasets.load_network("asia")
+    with pytest.raises(ZeroEvidenceError, match="probability zero"):
+        max_sum_mpe(net, {"tub": "yes", "either": "no"})
+    with pytest.raises(MemoryBudgetExceeded, match="largest clique table"):
+        max_sum_mpe(datasets.load_network("barley"), max_memory_gb=1e-4)
+    with pytest.raises(Exception, match="unknown variable"):
+        max_sum_mpe(net, {"nope": "yes"})
+    empty = FactorModel([], {}, [Factor((), np.array(2.0))])
+    assert max_sum_mpe(empty).log_value == pytest.approx(np.log(2.0))
