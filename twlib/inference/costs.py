@@ -36,9 +36,8 @@ FAR_OVER = 1e2
 # A search either proves its query in a small fraction of the tree's time or
 # thrashes for far longer than the tree; a quarter of the tree's time catches
 # the first kind and caps the loss on the second at 1.25x.  So a prepared search
-# gets its evidence sets for that long, and so does a single MPE's first MPLP
-# and propagation turns when the tree surely fits (Segmentation: 10 ms against
-# the tree's 60)
+# gets its evidence sets for that long, and so do a single MPE's MPLP and
+# propagation turns before its max-sum pass
 SEARCH_SHARE_OF_TREE = 0.25
 # A junction tree hands its MPE queries to a prepared search once they have
 # taken this long in all, of the order of what preparing the search takes

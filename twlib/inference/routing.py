@@ -52,9 +52,9 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     left once those with at most two neighbours are maximised out
     (:mod:`twlib.inference.presolve`).  Before either, MPLP and the
     propagation search (which often prove the answer at once, with no tree)
-    get their first turn, or, when the pass surely fits, two turns within a
-    quarter of the time the pass is expected to take; they are skipped when
-    the pass is expected to take under a hundredth of a second.
+    take turns for a quarter of the time the pass is expected to take, or
+    one turn when no order is known to fit; they are skipped when the pass
+    is expected to take under a hundredth of a second.
     ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
     weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
     weights of each variable's state into the value maximised.
@@ -73,21 +73,26 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
         return max(time_limit - (clock.now() - started), 1e-3)
 
     def solve(reduced, reduced_evidence):
-        most_entries = MAX_SUM_ENTRIES_PER_SECOND * left()
-        tree_seconds = _max_sum_seconds(reduced, max_memory_gb, most_entries)
+        pass_seconds = _max_sum_seconds(reduced, max_memory_gb,
+                                        MAX_SUM_ENTRIES_PER_SECOND * left())
         turns = None
-        if tree_seconds is None or tree_seconds >= SEARCH_FROM_QUERY_SECONDS:
+        if pass_seconds is None or pass_seconds >= SEARCH_FROM_QUERY_SECONDS:
             turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb)
+            begun = clock.now()
             # as branch_and_bound_mpe would: MPLP for a tenth of the limit in all
-            if tree_seconds is None:
+            if pass_seconds is None:
                 turns.run(left() / 10, clock.now() + left(), turns=1)
             else:
-                turns.run(left() / 10, clock.now() + SEARCH_SHARE_OF_TREE * tree_seconds,
-                          turns=2)
+                turns.run(left() / 10, begun + SEARCH_SHARE_OF_TREE * pass_seconds)
         if turns is None or not turns.ended:
-            order = _order_that_fits(reduced, max_memory_gb,
-                                     MAX_SUM_ENTRIES_PER_SECOND * left(), left())
-            if order is not None:
+            order, entries = _order_that_fits(reduced, max_memory_gb,
+                                              MAX_SUM_ENTRIES_PER_SECOND * left(), left())
+            if order is not None and pass_seconds is None:
+                # the greedy order missed and a better one fits: the turns get
+                # their share of the pass by that one
+                turns.run(left() / 10,
+                          begun + SEARCH_SHARE_OF_TREE * _pass_seconds(entries, reduced))
+            if order is not None and (turns is None or not turns.ended):
                 try:
                     return max_sum_mpe(reduced, reduced_evidence, order=order,
                                        max_memory_gb=max_memory_gb)
@@ -171,15 +176,20 @@ def _max_sum_seconds(model, max_memory_gb, most_entries):
         scopes = [[index[v] for v in f.variables] for f in model.factors]
     entries = greedy_entries(scopes, [model.arity(v) for v in model.variables],
                              stop_above=max_memory_gb * 2**30 / 8)
-    if entries > most_entries:
-        return None
-    return entries / MAX_SUM_ENTRIES_PER_SECOND + len(scopes) * SECONDS_PER_FACTOR
+    return _pass_seconds(entries, model) if entries <= most_entries else None
+
+
+def _pass_seconds(entries, model):
+    """The seconds the max-sum pass over ``entries`` clique-table entries of
+    ``model`` is expected to take."""
+    count = len(model.flat_logs[3]) if model.flat_logs is not None else len(model.factors)
+    return entries / MAX_SUM_ENTRIES_PER_SECOND + count * SECONDS_PER_FACTOR
 
 
 def _order_that_fits(model, max_memory_gb, most_entries, time_limit):
-    """An elimination order of ``model`` whose clique tables take at most
-    ``most_entries`` entries in all, none of them over ``max_memory_gb``, or
-    None when none is found.
+    """``(order, entries)``: an elimination order of ``model`` whose clique
+    tables take ``entries <= most_entries`` entries in all, none of them over
+    ``max_memory_gb``, or ``(None, entries)`` when none is found.
 
     The restarts that look for a smaller tree get a twentieth of the time: they
     decide whether the tree fits, and are lost time when it does not (and not
@@ -193,12 +203,12 @@ def _order_that_fits(model, max_memory_gb, most_entries, time_limit):
                                           fit_within=most_entries, with_cost=True,
                                           fill_budget=FILL_BUDGET)
     # the order's table entries alone can rule the tree out, before its cliques are built
-    return order if entries <= most_entries else None
+    return (order if entries <= most_entries else None), entries
 
 
 def _tree_that_fits(model, budget_gb, time_limit):
     """The junction tree of ``model`` if its tables fit ``budget_gb``, else None."""
-    order = _order_that_fits(model, budget_gb, budget_gb * 2**30 / 8, time_limit)
+    order, _ = _order_that_fits(model, budget_gb, budget_gb * 2**30 / 8, time_limit)
     if order is None:
         return None
     try:
