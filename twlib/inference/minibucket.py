@@ -38,6 +38,7 @@ from ..graphs import FILL_BUDGET, elimination_order
 from .cost_shifting import mplp
 from .costs import MESSAGE_BYTES_PER_SECOND, check_memory_budget
 from .evidence import evidence_indices
+from .table_walk import sum_factors
 
 __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
            "message_bytes", "largest_i_bound", "log_tables", "merged_tables", "default_order",
@@ -389,17 +390,23 @@ def _partition(members, tables, i_bound):
 
 
 def _combined(members, tables, scope):
-    """The sum of the members' log tables over ``scope`` (broadcast)."""
-    axis = {v: k for k, v in enumerate(scope)}
-    total = np.zeros([1] * len(scope))
+    """The sum of the members' log tables over ``scope`` (broadcast), in one
+    compiled walk of the result (:func:`~twlib.inference.table_walk.sum_factors`)."""
+    card = [0] * len(scope)
+    rows, logs = [], []
     for t in members:
         s, values = tables[t]
-        shape = [1] * len(scope)
+        values = np.asarray(values, dtype=float)
         for v, size in zip(s, values.shape):
-            shape[axis[v]] = size
-        perm = sorted(range(len(s)), key=lambda j: axis[s[j]])
-        total = total + np.transpose(values, perm).reshape(shape)
-    return total
+            card[scope.index(v)] = size
+        strides = {v: math.prod(values.shape[k + 1:]) for k, v in enumerate(s)}
+        rows += [strides.get(v, 0) for v in scope]
+        logs.append(values.ravel())
+    total = np.empty(math.prod(card))
+    sum_factors(total, np.array(card, dtype=np.int64), 0, len(scope),
+                np.array(rows, dtype=np.int64), len(logs), np.concatenate(logs),
+                np.cumsum([0] + [a.size for a in logs[:-1]]).astype(np.int64))
+    return total.reshape(card)
 
 
 def _eliminate(x, members, tables, arity, i_bound, task, moment_matching, position):
@@ -454,9 +461,8 @@ def _match_max_marginals(x, combined):
         return combined
     shift = np.full(stacked.shape, -np.inf)
     shift[:, alive] = stacked[:, alive].mean(axis=0) - stacked[:, alive]
-    out = []
     for (scope, table), s in zip(combined, shift):
         shape = [1] * table.ndim
         shape[scope.index(x)] = -1
-        out.append((scope, table + s.reshape(shape)))
-    return out
+        table += s.reshape(shape)             # in place: the tables are the largest arrays
+    return combined
