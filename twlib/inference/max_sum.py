@@ -60,13 +60,15 @@ def max_sum_mpe(model, evidence=None, *, order=None, max_memory_gb: float = 4.0)
     cliques, edges = clique_tree(graph, list(order))
     layout = _layout([[index[v] for v in c] for c in cliques], edges, arity,
                      model.flat_log_tables(), {index[v]: s for v, s in observed.items()})
-    need = 8 * (layout["largest"] + layout["logs"].size + layout["messages"]) / 2**30
+    # the largest table, the logs with the messages after them, the messages' best entries
+    need = 8 * (layout["largest"] + layout["message_from"] + 2 * layout["messages"]) / 2**30
     if need > max_memory_gb:
         raise MemoryBudgetExceeded(
             f"the max-sum pass over {model.name!r} needs about {need:.3g} GiB (largest clique "
             f"table {layout['largest']:.3g} entries), over the budget of {max_memory_gb} GiB")
+    logs = np.concatenate([layout["logs"], np.zeros(layout["messages"])])
     states = np.zeros(len(model.variables), dtype=np.int64)
-    if not _max_sum_pass(layout["logs"], layout["message_from"], layout["cvar_ptr"],
+    if not _max_sum_pass(logs, layout["message_from"], layout["cvar_ptr"],
                          layout["cvar"], layout["ccard"], layout["up"], layout["f_ptr"],
                          layout["f_off"], layout["row_ptr"], layout["rows"],
                          layout["sep_off"], np.empty(layout["largest"]), states):
@@ -86,7 +88,7 @@ def _layout(cliques, edges, arity, tab, observed) -> dict:
     adds with their stride rows: the model's tables that fit it first (each
     in the smallest such clique), a log-indicator per observed variable, the
     children's messages.  ``logs`` holds the tables' logs, the indicators,
-    then room for the messages from ``message_from``."""
+    then (not made here) the messages from ``message_from``."""
     ptr, var, stride, offset, values = tab
     n = len(cliques)
     nbrs = [[] for _ in range(n)]
@@ -140,8 +142,7 @@ def _layout(cliques, edges, arity, tab, observed) -> dict:
         f_ptr.append(len(f_off))
         row_ptr.append(len(rows))
     as_int = lambda a: np.array(a, dtype=np.int64)  # noqa: E731
-    logs = np.concatenate([values, *indicators, np.zeros(sep_off[-1])])
-    return dict(logs=logs, message_from=message_from, messages=sep_off[-1],
+    return dict(logs=np.concatenate([values, *indicators]), message_from=message_from, messages=sep_off[-1],
                 largest=max(math.prod(arity[v] for v in c) for c in cliques),
                 cvar_ptr=as_int(np.cumsum([0] + [len(cliques[i]) for i in preorder])),
                 cvar=as_int(cvar), ccard=arity[as_int(cvar)],
