@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
 from .. import clock
@@ -151,31 +150,28 @@ def _layout(cliques, edges, arity, tab, observed) -> dict:
                 rows=as_int(rows), sep_off=as_int(sep_off))
 
 
-@nb.njit(cache=True)
 def _max_sum_pass(logs, message_from, cvar_ptr, cvar, ccard, up, f_ptr, f_off, row_ptr, rows,
                   sep_off, table, states):
     """Max-sum up the tree of :func:`_layout`, leaves first, into the message
-    room of ``logs`` (the root's peak first), then the best states
-    down from the root into ``states``; False when the peak is ``-inf``.
-    ``table`` holds the largest clique table."""
-    n = cvar_ptr.shape[0] - 1
+    room of ``logs`` (the root's peak first), then the best states down from
+    the root into ``states``; False when the peak is ``-inf``.  ``table``
+    holds the largest clique table.  The walks are compiled; the loop over
+    the cliques is not, which saves compiling them again inside it (seconds
+    on a cold cache) for a few microseconds a clique."""
     messages = logs[message_from:]
     best = np.full(messages.shape[0], -1, dtype=np.int64)
-    for t in range(n - 1, -1, -1):
-        c0, m = cvar_ptr[t], cvar_ptr[t + 1] - cvar_ptr[t]
-        sum_factors(table, ccard, c0, m, rows[row_ptr[t]:row_ptr[t + 1]], f_ptr[t + 1] - f_ptr[t],
-                    logs, f_off[f_ptr[t]:f_ptr[t + 1]])
-        max_out(table, 0, ccard, c0, m, up[c0:c0 + m], 0, logs, f_off[:0], messages, best,
+    none = f_off[:0]
+    for t in range(len(cvar_ptr) - 2, -1, -1):
+        c0, c1 = cvar_ptr[t], cvar_ptr[t + 1]
+        sum_factors(table, ccard, c0, c1 - c0, rows[row_ptr[t]:row_ptr[t + 1]],
+                    f_ptr[t + 1] - f_ptr[t], logs, f_off[f_ptr[t]:f_ptr[t + 1]])
+        max_out(table, 0, ccard, c0, c1 - c0, up[c0:c1], 0, logs, none, messages, best,
                 sep_off[t])
     if messages[sep_off[0]] == -np.inf:
         return False
-    for t in range(n):
+    for t in range(len(cvar_ptr) - 1):
         c0, c1 = cvar_ptr[t], cvar_ptr[t + 1]
-        s = 0                   # the separator's entry, from the states decoded above
-        for j in range(c0, c1):
-            s += states[cvar[j]] * up[j]
-        rest = best[sep_off[t] + s]
-        for j in range(c1 - 1, c0 - 1, -1):
-            states[cvar[j]] = rest % ccard[j]
-            rest //= ccard[j]
+        # the separator's entry, from the states decoded above
+        entry = best[sep_off[t] + int(states[cvar[c0:c1]] @ up[c0:c1])]
+        states[cvar[c0:c1]] = np.unravel_index(entry, ccard[c0:c1])
     return True

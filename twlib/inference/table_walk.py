@@ -297,19 +297,20 @@ def sum_factors(out, ccard, c0, m, rows, F, factors, f_off):
     stretch = stretches(ccard, c0, m, rows, F, q)
     fixed = np.zeros(B)                     # the factors over block axes alone
     group, config, first, shape = _block_groups(ccard, c0, m, rows, F, q, B)
-    todo = np.zeros(F, dtype=np.int64)      # the factors read per block, by group
-    n = 0
+    outer = np.zeros(F, dtype=np.bool_)
     for f in range(F):
-        outer = False
         for j in range(q):
-            outer = outer or rows[f * m + j] != 0
-        if outer:
-            todo[n] = f
-            n += 1
-        else:
+            outer[f] = outer[f] or rows[f * m + j] != 0
+        if not outer[f]:
             for b in range(B):
                 fixed[b] += factors[f_off[f] + inner[f, b]]
-    todo = todo[:n][np.argsort(group[todo[:n]], kind="mergesort")]
+    todo = np.zeros(F, dtype=np.int64)      # the factors read per block, group by group
+    n = 0
+    for g in range(shape.shape[0]):
+        for f in range(F):
+            if outer[f] and group[f] == g:
+                todo[n] = f
+                n += 1
     sums = np.empty(B)
     count, B = size // B, np.uint64(B)
     e = np.uint64(0)
@@ -359,12 +360,21 @@ def _block_groups(ccard, c0, m, rows, F, q, B):
         for j in range(q, m):
             if rows[f * m + j] != 0 and ccard[c0 + j] > 1:
                 mask[f] |= 1 << (j - q)
-    masks = np.unique(mask)
-    group = np.searchsorted(masks, mask)
-    config = np.zeros((masks.shape[0], B), dtype=np.uint64)
-    first = np.zeros((masks.shape[0], B), dtype=np.uint64)
-    shape = np.ones(masks.shape[0], dtype=np.uint64)
-    for g in range(masks.shape[0]):
+    masks = np.zeros(F, dtype=np.int64)     # each mask once, in order of first use
+    group = np.zeros(F, dtype=np.int64)
+    G = 0
+    for f in range(F):
+        g = 0
+        while g < G and masks[g] != mask[f]:
+            g += 1
+        if g == G:
+            masks[G] = mask[f]
+            G += 1
+        group[f] = g
+    config = np.zeros((G, B), dtype=np.uint64)
+    first = np.zeros((G, B), dtype=np.uint64)
+    shape = np.ones(G, dtype=np.uint64)
+    for g in range(G):
         digits = np.zeros(m, dtype=np.int64)
         seen = np.zeros(B, dtype=np.bool_)
         for b in range(B):
