@@ -166,6 +166,16 @@ def max_product_elimination(net, evidence) -> float:
     return float(np.prod([table for _, table in factors]))
 
 
+def sampled_evidence(net, count, most, rng) -> list:
+    """``count`` evidence sets, each the states of a sample of the network at
+    0 to ``most - 1`` of its variables drawn at random (so never impossible)."""
+    sets = []
+    for row in net.sample(count, random_state=rng).values:
+        chosen = rng.choice(len(net.variables), size=int(rng.integers(0, most)), replace=False)
+        sets.append({net.variables[j]: net.states(net.variables[j])[row[j]] for j in chosen})
+    return sets
+
+
 def treewidth(n, edges) -> int:
     """Tree-width of the graph on ``range(n)``: the least elimination width over
     every order (plain Python, for graphs of up to about eight vertices)."""

@@ -45,10 +45,7 @@ def test_max_sum_equals_brute_force(seed, n_vars, n_evidence, zeros, own_order):
 def test_max_sum_equals_the_junction_trees_mpe(name):
     net = datasets.load_network(name)
     tree = JunctionTree(net)
-    rng = np.random.default_rng(2)
-    for row in net.sample(3, random_state=rng).values:
-        chosen = rng.choice(len(net.variables), size=int(rng.integers(0, 6)), replace=False)
-        evidence = {net.variables[j]: net.states(net.variables[j])[row[j]] for j in chosen}
+    for evidence in naive.sampled_evidence(net, 3, 6, np.random.default_rng(2)):
         mine = max_sum_mpe(net, evidence)
         assert mine.log_value == pytest.approx(tree.mpe(evidence).log_value, abs=1e-9)
         assert mine.stats["width"] >= 1

@@ -160,10 +160,7 @@ def test_a_tree_with_slow_queries_hands_them_to_a_search_with_the_same_answers(m
 def test_mpe_equals_max_product_elimination(name):
     net = datasets.load_network(name)
     jt = JunctionTree(net)
-    rng = np.random.default_rng(5)
-    for row in net.sample(4, random_state=rng).values:
-        chosen = rng.choice(len(net.variables), size=int(rng.integers(0, 5)), replace=False)
-        evidence = {net.variables[j]: net.states(net.variables[j])[row[j]] for j in chosen}
+    for evidence in naive.sampled_evidence(net, 4, 5, np.random.default_rng(5)):
         answer = jt.mpe(evidence)
         best, log_p = answer.assignment, answer.log_value
         assert log_p == pytest.approx(np.log(naive.max_product_elimination(net, evidence)),
