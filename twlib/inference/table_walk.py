@@ -355,11 +355,16 @@ def _block_groups(ccard, c0, m, rows, F, q, B):
     ``config[g, b]`` the configuration of group ``g``'s axes at block entry
     ``b``, ``first[g, c]`` the first entry of configuration ``c`` and
     ``shape[g]`` the group's number of configurations."""
-    mask = np.zeros(F, dtype=np.int64)      # bit j - q: the factor has block axis j
+    # bit r: the factor has the r-th block axis of more than one state (at
+    # most six, as the block stops growing at 64 entries)
+    mask = np.zeros(F, dtype=np.int64)
     for f in range(F):
+        r = 0
         for j in range(q, m):
-            if rows[f * m + j] != 0 and ccard[c0 + j] > 1:
-                mask[f] |= 1 << (j - q)
+            if ccard[c0 + j] > 1:
+                if rows[f * m + j] != 0:
+                    mask[f] |= 1 << r
+                r += 1
     masks = np.zeros(F, dtype=np.int64)     # each mask once, in order of first use
     group = np.zeros(F, dtype=np.int64)
     G = 0
@@ -379,10 +384,16 @@ def _block_groups(ccard, c0, m, rows, F, q, B):
         seen = np.zeros(B, dtype=np.bool_)
         for b in range(B):
             c, size = 0, 1                  # the configuration, the group's axes row-major
+            r = 0
+            for j in range(q, m):
+                if ccard[c0 + j] > 1:
+                    r += 1
             for j in range(m - 1, q - 1, -1):
-                if masks[g] >> (j - q) & 1:
-                    c += digits[j] * size
-                    size *= ccard[c0 + j]
+                if ccard[c0 + j] > 1:
+                    r -= 1
+                    if masks[g] >> r & 1:
+                        c += digits[j] * size
+                        size *= ccard[c0 + j]
             config[g, b] = c
             if not seen[c]:
                 seen[c] = True
