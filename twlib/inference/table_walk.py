@@ -223,6 +223,13 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
     q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, F + 1)
     flat = flat_rows(inner, F)
     z = run_length(ccard, c0, m, rows, F, q)
+    # when the run spans every axis the target lacks, each target entry is
+    # reached by one run only, and its first value is its maximum
+    lacked = 1
+    for j in range(m):
+        if rows[F * m + j] == 0:
+            lacked *= ccard[c0 + j]
+    once = lacked == z
     x = np.empty(B)
     uB = np.uint64(B)
     for e in range(0, size, B):
@@ -240,7 +247,7 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
         for b0 in range(0, B, z):
             top = run_max(x, b0, z)
             s = at + np.int64(inner[F, b0])
-            if best[s] < 0 or top > out[s]:
+            if once or best[s] < 0 or top > out[s]:
                 where = b0
                 while x[where] < top:                 # the first entry reaching the maximum
                     where += 1
