@@ -38,7 +38,7 @@ from ..graphs import FILL_BUDGET, elimination_order
 from .cost_shifting import mplp
 from .costs import MESSAGE_BYTES_PER_SECOND, check_memory_budget
 from .evidence import evidence_indices
-from .table_walk import sum_factors
+from .table_walk import summed_tables
 
 __all__ = ["MiniBuckets", "ShiftedTables", "shifted_tables", "mini_buckets", "check_i_bound",
            "message_bytes", "largest_i_bound", "log_tables", "merged_tables", "default_order",
@@ -391,22 +391,13 @@ def _partition(members, tables, i_bound):
 
 def _combined(members, tables, scope):
     """The sum of the members' log tables over ``scope`` (broadcast), in one
-    compiled walk of the result (:func:`~twlib.inference.table_walk.sum_factors`)."""
+    compiled walk (:func:`~twlib.inference.table_walk.summed_tables`)."""
     card = [0] * len(scope)
-    rows, logs = [], []
     for t in members:
         s, values = tables[t]
-        values = np.asarray(values, dtype=float)
-        for v, size in zip(s, values.shape):
+        for v, size in zip(s, np.shape(values)):
             card[scope.index(v)] = size
-        strides = {v: math.prod(values.shape[k + 1:]) for k, v in enumerate(s)}
-        rows += [strides.get(v, 0) for v in scope]
-        logs.append(values.ravel())
-    total = np.empty(math.prod(card))
-    sum_factors(total, np.array(card, dtype=np.int64), 0, len(scope),
-                np.array(rows, dtype=np.int64), len(logs), np.concatenate(logs),
-                np.cumsum([0] + [a.size for a in logs[:-1]]).astype(np.int64))
-    return total.reshape(card)
+    return summed_tables(scope, card, [tables[t] for t in members])
 
 
 def _eliminate(x, members, tables, arity, i_bound, task, moment_matching, position):

@@ -8,7 +8,8 @@ Index ``r`` is described by a stride row, ``rows[r * m + j]`` the stride of
 axis ``j`` (0 for an axis the index lacks).  :func:`fan_out` is the
 sum-product walk, :func:`max_out` the max-sum one, :func:`add_factor` adds a
 log-factor into a table in place, :func:`sum_factors` fills a table with the
-sum of many log-factors (a clique's log-potential).
+sum of many log-factors (a clique's log-potential; :func:`summed_tables`
+calls it on tables given by their variables).
 
 Offsets inside a block are unsigned: numba gives a signed index the
 negative-index wraparound test on every access, which keeps the compiler
@@ -18,10 +19,13 @@ float in numba, so each block's base offset is made unsigned before use.
 """
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
-__all__ = ["fan_out", "fan_out_observed", "max_out", "add_factor", "sum_factors"]
+__all__ = ["fan_out", "fan_out_observed", "max_out", "add_factor", "sum_factors",
+           "summed_tables"]
 
 
 _BLOCK = 64     # entries the innermost axes of a table span at least, walked by offset tables
@@ -353,6 +357,29 @@ def sum_factors(out, ccard, c0, m, rows, F, factors, f_off):
                 out[e + b] += sums[config[g, b]]
         e += B
         carry(digits, acc, ccard, c0, q, m, rows, F)
+
+
+def summed_tables(scope, card, tables) -> np.ndarray:
+    """The sum of the log tables ``tables`` (pairs ``(variables, values)``,
+    each over some of ``scope``) broadcast over ``scope``, whose axes have
+    ``card`` states: one :func:`sum_factors` walk of the result.
+
+    >>> summed_tables(("a", "b"), [2, 2], [(("b",), np.array([1.0, 2.0])),
+    ...                                    (("a",), np.array([10.0, 20.0]))]).tolist()
+    [[11.0, 12.0], [21.0, 22.0]]
+    """
+    rows, logs = [], []
+    for variables, values in tables:
+        values = np.asarray(values, dtype=float)
+        strides = {v: math.prod(values.shape[k + 1:]) for k, v in enumerate(variables)}
+        rows += [strides.get(v, 0) for v in scope]
+        logs.append(values.ravel())
+    out = np.empty(math.prod(card))
+    sum_factors(out, np.array(card, dtype=np.int64), 0, len(scope),
+                np.array(rows, dtype=np.int64), len(logs),
+                np.concatenate(logs) if logs else np.zeros(1),
+                np.cumsum([0] + [a.size for a in logs[:-1]]).astype(np.int64))
+    return out.reshape(card)
 
 
 @nb.njit(cache=True)

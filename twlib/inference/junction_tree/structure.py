@@ -22,7 +22,7 @@ from ...network import BayesianNetwork
 from ..costs import tables_gib
 from ..evidence import evidence_indices
 from ..kernels import flat_factors
-from ..table_walk import sum_factors
+from ..table_walk import summed_tables
 
 __all__ = ["TreeStructure", "per_set_normalised", "separator_ratio"]
 
@@ -221,24 +221,13 @@ class TreeStructure:
     def _log_potential(self, i):
         """Clique ``i``'s log-potential: the sum of the logs of the model's
         factors that live there, in one compiled walk of the table
-        (:func:`~twlib.inference.table_walk.sum_factors`); nothing underflows
-        however unlikely a configuration is."""
-        clique, factors = self.cliques[i], self._home[i]
-        card = [self.arity[v] for v in clique]
-        rows = []
-        for f in factors:
-            sizes = [self.arity[v] for v in f.variables]
-            rows += [math.prod(sizes[f.variables.index(v) + 1:]) if v in f.variables else 0
-                     for v in clique]
+        (:func:`~twlib.inference.table_walk.summed_tables`); nothing
+        underflows however unlikely a configuration is."""
+        clique = self.cliques[i]
         with np.errstate(divide="ignore"):
-            logs = [np.log(np.asarray(f.values, dtype=float)).ravel() for f in factors]
-        offsets = np.cumsum([0] + [a.size for a in logs])[:len(logs)]
-        out = np.empty(math.prod(card))
-        sum_factors(out, np.array(card, dtype=np.int64), 0, len(clique),
-                    np.array(rows, dtype=np.int64), len(factors),
-                    np.concatenate(logs) if logs else np.zeros(1),
-                    np.array(offsets, dtype=np.int64))
-        return out.reshape(card)
+            logs = [(f.variables, np.log(np.asarray(f.values, dtype=float)))
+                    for f in self._home[i]]
+        return summed_tables(clique, [self.arity[v] for v in clique], logs)
 
     def _project(self, i, base, ratio, scope):
         """``sum over clique i's other variables of base * ratio`` onto ``scope``,
