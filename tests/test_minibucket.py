@@ -255,7 +255,7 @@ def test_the_router_lets_the_search_answer_first_when_the_tree_would_be_slower(m
     evidence = {"HR": "HIGH", "BP": "LOW"}
     tree = most_probable_explanation(net, evidence)
     monkeypatch.setattr(routing, "SEARCH_FROM_QUERY_SECONDS", 0.0)
-    monkeypatch.setattr(routing, "MAX_SUM_ENTRIES_PER_SECOND", 1e4)
+    monkeypatch.setattr(routing, "MAX_SUM_TYPICAL_ENTRIES_PER_SECOND", 1e4)
     first = most_probable_explanation(net, evidence)
     assert tree.method == "junction tree" and first.method != "junction tree"
     assert first.status == "optimal" and first.log_value == pytest.approx(tree.log_value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import InputError
 
 __all__ = ["tables_gib", "check_memory_budget", "tree_budget_gb", "TREE_ENTRIES_PER_SECOND",
-           "MAX_SUM_ENTRIES_PER_SECOND",
+           "MAX_SUM_ENTRIES_PER_SECOND", "MAX_SUM_TYPICAL_ENTRIES_PER_SECOND",
            "FAR_OVER", "SEARCH_SHARE_OF_TREE", "SEARCH_AFTER_TREE_SECONDS",
            "SEARCH_FROM_QUERY_SECONDS", "MESSAGE_BYTES_PER_SECOND",
            "CONDITIONED_ENTRIES_PER_SECOND", "SECONDS_PER_FACTOR", "MOST_CONDITIONED_RUNS",
@@ -27,6 +27,10 @@ TREE_ENTRIES_PER_SECOND = 1e7
 # and maximises per second: the slowest of the UAI 2014 MAP instances and the PR
 # and MAR models whose pass takes over a second (Promedas_65: 5.7e7; most 0.9-2.8e8)
 MAX_SUM_ENTRIES_PER_SECOND = 5e7
+# ... and the median rate over those instances (DBN and CSP models 0.8-1.5e8, linkage
+# models 1.3-2.8e8): what a pass is expected to take, where the slowest rate decides
+# only whether it surely fits the time left
+MAX_SUM_TYPICAL_ENTRIES_PER_SECOND = 1e8
 # A tree whose greedy orders need this many times the entries that fit is not
 # looked at further: near the budget the sweeps and restarts shrink a tree by
 # small factors (at most 32x on the 103 UAI 2014 MAP instances whose greedy

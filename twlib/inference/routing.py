@@ -27,8 +27,9 @@ from ..factors import as_factor_model
 from ..graphs import FILL_BUDGET, elimination_order, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
-                    MAX_SUM_ENTRIES_PER_SECOND, SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE,
-                    SECONDS_PER_FACTOR, check_memory_budget, tables_gib, tree_budget_gb)
+                    MAX_SUM_ENTRIES_PER_SECOND, MAX_SUM_TYPICAL_ENTRIES_PER_SECOND,
+                    SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, SECONDS_PER_FACTOR,
+                    check_memory_budget, tables_gib, tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .max_sum import max_sum_mpe
@@ -181,9 +182,9 @@ def _max_sum_seconds(model, max_memory_gb, most_entries):
 
 def _pass_seconds(entries, model):
     """The seconds the max-sum pass over ``entries`` clique-table entries of
-    ``model`` is expected to take."""
+    ``model`` is expected to take, at the typical rate."""
     count = len(model.flat_logs[3]) if model.flat_logs is not None else len(model.factors)
-    return entries / MAX_SUM_ENTRIES_PER_SECOND + count * SECONDS_PER_FACTOR
+    return entries / MAX_SUM_TYPICAL_ENTRIES_PER_SECOND + count * SECONDS_PER_FACTOR
 
 
 def _order_that_fits(model, max_memory_gb, most_entries, time_limit):
