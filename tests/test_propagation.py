@@ -328,3 +328,26 @@ def test_the_tree_of_largest_reduced_costs_holds_each_variables_largest(seed, n_
             if not stale[at]:
                 assert seg[at] == max(seg[2 * at], seg[2 * at + 1])
         search.run(1)
+
+
+def test_the_search_proves_within_a_billionth_of_the_value_with_the_constant_left_out():
+    """A frustrated triangle of tables 1e-8 apart (the LP bound 1e-8 above the
+    optimum): on tables that leave out a log value of -1000, as a presolved
+    model's do, that gap is within a billionth of the value and the search
+    ends at its first assignment; without the constant it must refute it."""
+    eps = 1e-8
+    names = ["a", "b", "c", "d"]
+    disagree = np.exp(eps * np.array([[0.0, 1.0], [1.0, 0.0]]))
+    model = FactorModel(names, {v: ["0", "1"] for v in names},
+                        [Factor(p, disagree) for p in [("a", "b"), ("b", "c"), ("a", "c"),
+                                                       ("c", "d")]])
+    ended = {}
+    for constant in (0.0, -1000.0):
+        _, _, search = search_over(model, None, 0.0, constant=constant)
+        while not search.finished:
+            search.run(1)
+        ended[constant] = search
+    exact, loose = ended[0.0], ended[-1000.0]
+    assert abs(exact.incumbent - 3 * eps) < 1e-15 and abs(loose.incumbent - 3 * eps) < 1e-15
+    assert loose.work_done < exact.work_done
+    assert 1e-9 < loose.proved - loose.incumbent <= 1e-9 * abs(loose.incumbent - 1000.0)

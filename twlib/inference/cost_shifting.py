@@ -84,10 +84,12 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
 
 
 def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
-                  tol: float = 1e-7, decode: bool = False):
+                  tol: float = 1e-7, decode: bool = False, constant: float = 0.0):
     """:func:`mplp` on flat tables ``tab`` (:func:`twlib.inference.flat.flat_tables`),
     whose values it shifts in place: ``(bounds, assignment)``, the assignment
-    None unless ``decode`` found one that closes the bound.  A caller that
+    None unless ``decode`` found one that closes the bound (up to
+    :func:`~twlib.inference.flat.slack` of its value with ``constant``, the
+    log value the tables leave out).  A caller that
     alternates MPLP with a search on the same tables flattens them once.
 
     >>> import numpy as np
@@ -116,7 +118,7 @@ def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_
             assign = np.zeros(len(arity), dtype=np.int64)
             value = _believed(ptr, var, stride, offset, values, arity, inc_ptr, gather_ptr,
                               gather, assign)
-            if np.isfinite(value) and bounds[-1] <= value + slack(value):
+            if np.isfinite(value) and bounds[-1] <= value + slack(value, constant):
                 closed = assign
                 break
         if converged(bounds, tol):

@@ -101,7 +101,13 @@ def tables_total(assign, count, tab):
 
 
 @nb.njit(cache=True, _nrt=False)
-def slack(t):
+def slack(t, constant=0.0):
     """How far above ``t`` a value may be and still count as ``t`` (0 when ``t``
-    is infinite)."""
-    return _TOLERANCE * max(1.0, abs(t)) if np.isfinite(t) else 0.0
+    is infinite), relative to ``t + constant``: a search over tables that
+    leave out a constant log value (:class:`~twlib.inference.presolve.Presolved`)
+    proves its answer within the same share of the value the model gives it.
+
+    >>> float(slack(-2.0)), round(float(slack(-2.0, -998.0)) * 1e9, 6)
+    (2e-09, 1000.0)
+    """
+    return _TOLERANCE * max(1.0, abs(t + constant)) if np.isfinite(t) else 0.0

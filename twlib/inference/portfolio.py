@@ -100,14 +100,15 @@ class Portfolio:
         self.lp_excess = mb.stats["mplp_bounds"][-1] - mb.constant
 
     def solve(self, model, evidence, log_value, *, started, time_limit, progress=False,
-              probe=None, probe_spent=0.0, history=None) -> MPEResult:
+              probe=None, probe_spent=0.0, history=None, constant: float = 0.0) -> MPEResult:
         """One search, until ``started + time_limit`` (the clock's seconds, from
         which the history counts too); ``evidence`` ({variable index: state}) is
         written into the answer, whose value ``log_value(states)`` recomputes
         from the model (the shifted tables add up to it only up to rounding).
         ``probe`` is a propagation search that has already run on the same
         shifted tables for ``probe_spent`` seconds: it goes on from where it stopped,
-        its incumbent the others', after ``history`` (its own)."""
+        its incumbent the others', after ``history`` (its own).  ``constant``
+        is the log value the tables leave out (see :func:`_proved`)."""
         mb, dive, local = self.mb, self.dive, self.local
         dive.reset()
         local.reset()
@@ -182,7 +183,7 @@ class Portfolio:
                 record(before)
                 if any(e is not None and e.finished for e in running.values()):
                     break
-                if _proved(bound(), dive.incumbent):
+                if _proved(bound(), dive.incumbent, constant):
                     break
                 if clock.interrupted():
                     status = "interrupted"
@@ -229,10 +230,10 @@ class Portfolio:
         return self.lp
 
 
-def _proved(bound, incumbent) -> bool:
-    """Whether ``bound`` proves ``incumbent`` optimal, up to the rounding of
-    adding the same logs in another order."""
-    return bool(np.isfinite(incumbent) and bound <= incumbent + slack(incumbent))
+def _proved(bound, incumbent, constant) -> bool:
+    """Whether ``bound`` proves ``incumbent`` optimal, up to a billionth of its
+    value with ``constant`` (:func:`~twlib.inference.flat.slack`)."""
+    return bool(np.isfinite(incumbent) and bound <= incumbent + slack(incumbent, constant))
 
 
 def _cache_entries(max_memory_gb, seconds):

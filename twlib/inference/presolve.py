@@ -109,16 +109,18 @@ class Presolved:
 
 
 def presolved(model, evidence, solve) -> MPEResult:
-    """The MPE of ``model`` given ``evidence`` by ``solve(model, evidence)`` (an
-    MPE method returning an :class:`MPEResult`), called on the model left by
-    :func:`eliminate_low_degree` (with no evidence: it is set, and the tables
-    over one scope are merged, even where no variable goes), and completed;
+    """The MPE of ``model`` given ``evidence`` by ``solve(model, evidence,
+    constant)`` (an MPE method returning an :class:`MPEResult`), called on the
+    model left by :func:`eliminate_low_degree` (with no evidence: it is set,
+    and the tables over one scope are merged, even where no variable goes), and
+    completed; ``constant`` is the log value that model's tables leave out (a
+    search proves within a share of the value with it: :func:`~twlib.inference.flat.slack`).
     ``stats["eliminated"]`` counts the variables maximised out.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree
     >>> res = presolved(load_network("alarm"), {"HR": "HIGH"},
-    ...                 lambda m, e: JunctionTree(m).mpe(e))
+    ...                 lambda m, e, constant: JunctionTree(m).mpe(e))
     >>> res.stats["eliminated"], res.method
     (23, 'junction tree')
     """
@@ -126,9 +128,9 @@ def presolved(model, evidence, solve) -> MPEResult:
     started, compiled = clock.now(), clock.compile_seconds()
     pre = eliminate_low_degree(model, evidence)
     if pre is None:
-        return solve(model, evidence)
+        return solve(model, evidence, 0.0)
     if pre.model.variables:
-        result = solve(pre.model, None)
+        result = solve(pre.model, None, pre.constant)
         states = pre.model.state_indices(result.assignment)
     else:                               # a forest: the elimination alone is exact
         result = MPEResult.exact({}, 0.0, "variable elimination", history=[])

@@ -99,7 +99,9 @@ class PropagationSearch(Engine):
     incumbent's value) and ``best`` (its assignment) are shared with the other
     searches of the same run.  The undo trail takes at most ``trail_bytes``;
     a search that fills it stops (:attr:`stalled`) and leaves the proof to the
-    others.
+    others.  ``constant`` is the log value the tables leave out: the search ends
+    once the bound it proves is within :func:`~twlib.inference.flat.slack` of
+    the incumbent's value with it.
 
     >>> from twlib.datasets import load_network
     >>> from twlib.inference import JunctionTree, mini_buckets
@@ -117,8 +119,9 @@ class PropagationSearch(Engine):
     name = "propagation"
 
     def __init__(self, tab, count: int, arity, scalars, best, *,
-                 trail_bytes: float = 2**28):
+                 trail_bytes: float = 2**28, constant: float = 0.0):
         ptr, var, stride, offset, values = tab
+        self.constant = constant
         # the table maxima saved for undo: a search that fills them stops
         trail_floats = max(1, int(trail_bytes / 9))
         self.tab, self.count = tab, count
@@ -277,7 +280,7 @@ class PropagationSearch(Engine):
         while expanded < budget and not self.done and not self.stalled:
             # an incumbent that meets the proved bound leaves nothing to beat: a
             # search on would only list the assignments of the same value
-            if self.incumbent >= self.proved - slack(self.incumbent):
+            if self.incumbent >= self.proved - slack(self.incumbent, self.constant):
                 self.done = True
                 break
             before, nodes = self.state[3], budget - expanded

@@ -73,12 +73,13 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     def left():
         return max(time_limit - (clock.now() - started), 1e-3)
 
-    def solve(reduced, reduced_evidence):
+    def solve(reduced, reduced_evidence, constant):
         pass_seconds = _max_sum_seconds(reduced, max_memory_gb,
                                         MAX_SUM_ENTRIES_PER_SECOND * left())
         turns = None
         if pass_seconds is None or pass_seconds >= SEARCH_FROM_QUERY_SECONDS:
-            turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb)
+            turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb,
+                                  constant=constant)
             begun = clock.now()
             # as branch_and_bound_mpe would: MPLP for a tenth of the limit in all
             if pass_seconds is None:
@@ -100,6 +101,8 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                 except MemoryBudgetExceeded:
                     pass
         # the turns, the order search and the tree's attempt count against the limit
+        turns = turns or ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb,
+                                       constant=constant)
         return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
                                     time_limit=left(), max_memory_gb=max_memory_gb,
                                     presolve=False, progress=progress, head_start=turns)

@@ -117,20 +117,21 @@ def branch_and_bound_mpe(model, evidence=None, *, i_bound: int | str = 10,
         return _searched(model, evidence, time_limit=time_limit, order=order,
                          head_start=head_start, **options)
 
-    def search(reduced, reduced_evidence):
+    def search(reduced, reduced_evidence, constant):
         kept = set(reduced.variables)
         # names unknown to the model go on, to be reported
         given = None if order is None else [v for v in order
                                             if v in kept or v not in model.variables]
-        return _searched(reduced, reduced_evidence, order=given, **options,
+        return _searched(reduced, reduced_evidence, order=given, **options, constant=constant,
                          time_limit=max(time_limit - (clock.now() - started), 1e-3))
 
     return presolved(model, evidence, search)
 
 
 def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mplp_time_limit,
-              propagation, progress, head_start=None) -> MPEResult:
-    """:func:`branch_and_bound_mpe` of ``model`` as given (no presolve)."""
+              propagation, progress, head_start=None, constant=0.0) -> MPEResult:
+    """:func:`branch_and_bound_mpe` of ``model`` as given (no presolve), whose
+    tables leave out the log value ``constant`` (a head start's own)."""
     compiled = clock.compile_seconds()
     started = clock.now()
     if head_start is not None:
@@ -144,7 +145,8 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
     mplp_cap = time_limit / 10 if mplp_time_limit is None else mplp_time_limit
     if propagation:
         turns = head_start or ShiftAndProbe(model, evidence, order=order,
-                                            max_memory_gb=max_memory_gb)
+                                            max_memory_gb=max_memory_gb, constant=constant)
+        constant = turns.constant
         # MPLP for mplp_cap in all, the search alone for a fortieth of the limit more
         turns.run(mplp_cap, clock.now() + max(mplp_cap - turns.mplp_spent, 0.0)
                   + _PROBE_SHARE * time_limit)
@@ -181,7 +183,7 @@ def _searched(model, evidence, *, i_bound, time_limit, order, max_memory_gb, mpl
         solver = Portfolio(mb, max_memory_gb)
         result = solver.solve(model, mb.evidence, log_value, started=started,
                               time_limit=time_limit, progress=progress, probe=probe,
-                              probe_spent=probe_spent, history=history)
+                              probe_spent=probe_spent, history=history, constant=constant)
     result.stats.update(seconds=clock.now() - started, heuristic_seconds=heuristic_seconds,
                         compile_seconds=clock.compile_seconds() - compiled,
                         sat_assignment=satisfied)
@@ -237,7 +239,10 @@ class ShiftAndProbe:
     can stop between turns and go on later: a caller gives it a first turn,
     decides what else to try, and hands it to :func:`branch_and_bound_mpe`
     (``head_start=``), which goes on from where it stopped.  The search's undo
-    trail takes at most an eighth of ``max_memory_gb``.  While the search has
+    trail takes at most an eighth of ``max_memory_gb``.  ``constant`` is the log
+    value the model's tables leave out (a presolved model's): MPLP and the
+    search prove their answer within a share of its value with it
+    (:func:`~twlib.inference.flat.slack`).  While the search has
     no assignment of non-zero probability, each of its turns is followed by
     one of a SAT solver on the tables' zeros (:mod:`twlib.inference.zeros`),
     whose assignment becomes the incumbent (``satisfied``).
@@ -252,8 +257,10 @@ class ShiftAndProbe:
     'optimal'
     """
 
-    def __init__(self, model, evidence=None, *, order=None, max_memory_gb: float = 4.0):
+    def __init__(self, model, evidence=None, *, order=None, max_memory_gb: float = 4.0,
+                 constant: float = 0.0):
         self.started = clock.now()
+        self.constant = constant
         model = as_factor_model(model)
         # the turns shift and search one flat copy, made into tables again at the
         # end if a search goes on; a presolved model comes with its copy made
@@ -298,7 +305,7 @@ class ShiftAndProbe:
             if self.mplp_spent < mplp_cap:
                 begun = clock.now()
                 more, self.shifted.closed = mplp_in_place(
-                    self.tab, self.shifted.arity, decode=True,
+                    self.tab, self.shifted.arity, decode=True, constant=self.constant,
                     time_limit=min(self._turn, mplp_cap - self.mplp_spent, until - begun))
                 self.mplp_spent += clock.now() - begun
                 self.bounds.extend(more[1:] if self.bounds else more)
@@ -310,7 +317,8 @@ class ShiftAndProbe:
             if self.probe is None:
                 self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
                                                self.shifted.arity, self._scalars, self._best,
-                                               trail_bytes=self._trail)
+                                               trail_bytes=self._trail,
+                                               constant=self.constant)
             else:
                 self.probe.reread()
             begun = clock.now()
