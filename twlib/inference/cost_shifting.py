@@ -41,9 +41,11 @@ import numpy as np
 from .. import clock
 from .flat import flat_tables, slack, table_sizes
 
-__all__ = ["mplp", "mplp_in_place", "unflattened", "conditioned_bound", "rounded_assignment",
-           "branching_variable", "star_incidence", "star_gathers"]
+__all__ = ["MPLP_TOL", "mplp", "mplp_in_place", "unflattened", "conditioned_bound",
+           "rounded_assignment", "branching_variable", "star_incidence", "star_gathers"]
 
+# MPLP stops once a step of its sweeps lowers the bound by less than this (relative)
+MPLP_TOL = 1e-7
 _SWEEPS_PER_CALL = 20
 # Rounding clamps this fraction of the free variables at a time: a quarter at once
 # clamps ties against each other into zeros on Promedas
@@ -51,7 +53,7 @@ _ROUNDING_SHARE = 32
 
 
 def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
-         tol: float = 1e-7, decode: bool = False):
+         tol: float = MPLP_TOL, decode: bool = False):
     """Tables reparameterised by MPLP star updates, and the bound after each call.
 
     ``tables`` are ``(scope, log table)`` pairs over variable indices with
@@ -84,7 +86,7 @@ def mplp(tables, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
 
 
 def mplp_in_place(tab, arity, *, time_limit: float = 1.0, max_sweeps: int = 100_000,
-                  tol: float = 1e-7, decode: bool = False, constant: float = 0.0):
+                  tol: float = MPLP_TOL, decode: bool = False, constant: float = 0.0):
     """:func:`mplp` on flat tables ``tab`` (:func:`twlib.inference.flat.flat_tables`),
     whose values it shifts in place: ``(bounds, assignment)``, the assignment
     None unless ``decode`` found one that closes the bound (up to
@@ -144,7 +146,7 @@ def unflattened(tab, arity):
             for t in range(len(ptr) - 1)]
 
 
-def converged(bounds, tol: float = 1e-7) -> bool:
+def converged(bounds, tol: float = MPLP_TOL) -> bool:
     """Whether the last call of :func:`mplp` that gave ``bounds`` lowered the
     bound by less than ``tol`` (relative): more sweeps would hardly tighten it.
 

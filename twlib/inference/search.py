@@ -29,7 +29,7 @@ import numpy as np
 from .. import clock
 from ..errors import BudgetExceeded, InputError, ZeroEvidenceError
 from ..factors import Factor, FactorModel, as_factor_model
-from .cost_shifting import converged, mplp_in_place, unflattened
+from .cost_shifting import MPLP_TOL, converged, mplp_in_place, unflattened
 from .costs import SEARCH_SHARE_OF_TREE, check_memory_budget
 from .evidence import evidence_indices, likelihoods
 from .flat import flat_tables, tables_total
@@ -59,6 +59,9 @@ _SAT_SECONDS = 0.2
 # proved bound that a tighter bound must close to be worth computing (_pays):
 # another turn of MPLP (ShiftAndProbe.run), a larger i-bound (paying_mini_buckets)
 _LP_GAIN_WORTH = 0.01
+# The share of the gap between MPLP's bound and the incumbent that a step of it
+# closes, if that is less than its tolerance, to go on (ShiftAndProbe._tol)
+_GAP_CLOSED = 0.01
 # The i-bound of the pass that tells whether a larger one would pay
 # (see paying_mini_buckets): a pass this small costs little
 _SMALL_I_BOUND = 4
@@ -303,16 +306,17 @@ class ShiftAndProbe:
         while not (self.ended or self._last or clock.expired(until)) and turns != 0:
             self._last, tightened = True, np.inf
             if self.mplp_spent < mplp_cap:
-                begun = clock.now()
+                begun, tol = clock.now(), self._tol()
                 more, self.shifted.closed = mplp_in_place(
-                    self.tab, self.shifted.arity, decode=True, constant=self.constant,
+                    self.tab, self.shifted.arity, decode=True, constant=self.constant, tol=tol,
                     time_limit=min(self._turn, mplp_cap - self.mplp_spent, until - begun))
                 self.mplp_spent += clock.now() - begun
                 self.bounds.extend(more[1:] if self.bounds else more)
                 if self.shifted.closed is not None:
                     self.probe = None
                     break
-                self._last = converged(more) or self.mplp_spent >= mplp_cap
+                # against the gap as the step left it
+                self._last = converged(more, self._tol()) or self.mplp_spent >= mplp_cap
                 tightened = more[0] - more[-1]
             if self.probe is None:
                 self.probe = PropagationSearch(self.tab, len(self.tab[0]) - 1,
@@ -336,6 +340,18 @@ class ShiftAndProbe:
             self._turn *= 2
             turns = None if turns is None else turns - 1
         return self
+
+    def _tol(self) -> float:
+        """MPLP's convergence tolerance (relative, see :func:`converged`): its
+        default, or a step that closes ``_GAP_CLOSED`` of the gap between its
+        bound and the incumbent if that is smaller.  On a tight LP, MPLP nears
+        the optimum by a steady share of that gap, slowly, and goes on until it
+        closes it."""
+        tol = MPLP_TOL
+        if self.bounds and np.isfinite(self._scalars[0]):
+            gap = self.bounds[-1] - self._scalars[0]
+            tol = min(tol, _GAP_CLOSED * gap / max(1.0, abs(self.bounds[-1])))
+        return tol
 
     def _satisfy(self, time_limit: float) -> bool:
         """Ask a SAT solver for an assignment that avoids every zero
