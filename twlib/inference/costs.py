@@ -40,15 +40,17 @@ FAR_OVER = 1e2
 # A search either proves its query in a small fraction of the tree's time or
 # thrashes for far longer than the tree; a quarter of the tree's time catches
 # the first kind and caps the loss on the second at 1.25x.  So a prepared search
-# gets its evidence sets for that long, and so do a single MPE's MPLP and
-# propagation turns before its max-sum pass
+# gets its evidence sets for that long, and so does a single MPE's search before
+# its max-sum pass
 SEARCH_SHARE_OF_TREE = 0.25
 # A junction tree hands its MPE queries to a prepared search once they have
 # taken this long in all, of the order of what preparing the search takes
 # (MPLP for half this time, then the mini-buckets: link 0.1 s, barley and
 # munin 0.7 s), so that, as in renting until the rent would buy, a run of
-# queries pays about twice the better choice at worst; and only if a query
-# takes at least this long (for a single MPE, if the tree is expected to):
+# queries pays about twice the better choice at worst; for the same reason a
+# single MPE's search builds mini-buckets before the pass only when the pass is
+# expected to take this long.  A search is tried at all only where a query takes
+# SEARCH_FROM_QUERY_SECONDS (for a single MPE, where the pass is expected to):
 # below it the search's own overhead per query (a few milliseconds) would not pay
 SEARCH_AFTER_TREE_SECONDS = 0.5
 SEARCH_FROM_QUERY_SECONDS = 0.01

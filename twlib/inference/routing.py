@@ -2,14 +2,15 @@
 
 * :func:`most_probable_explanation`: the variables of at most two neighbours
   maximised out exactly (:mod:`twlib.inference.presolve`), then on the rest
-  the first turns of MPLP and the propagation search
+  a first turn of MPLP and the propagation search
   (:class:`~twlib.inference.search.ShiftAndProbe`) unless the max-sum pass
-  over a clique tree would surely be quicker, then that pass
-  (:func:`~twlib.inference.max_sum.max_sum_mpe`) when its largest table fits
-  the memory budget and all of them can be made within the time limit, else
-  the search portfolio (:func:`~twlib.inference.search.branch_and_bound_mpe`)
-  with the largest i-bound whose mini-bucket messages fit, going on from
-  those turns.
+  over a clique tree would surely be quicker.  When the pass
+  (:func:`~twlib.inference.max_sum.max_sum_mpe`) fits, its largest table
+  within the memory budget and all of them within the time limit, the
+  search (:func:`~twlib.inference.search.branch_and_bound_mpe`) goes on for
+  a quarter of the pass's expected time and the pass answers if the search
+  has not; else the search goes on alone, with the largest i-bound whose
+  mini-bucket messages fit.
 * :func:`posterior_marginals`: the junction tree when it fits the memory and
   the time, else cutset conditioning (:mod:`twlib.inference.conditioning`),
   exact when its runs finish within the time limit and bounded when they do
@@ -28,8 +29,8 @@ from ..graphs import FILL_BUDGET, elimination_order, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
                     MAX_SUM_ENTRIES_PER_SECOND, MAX_SUM_TYPICAL_ENTRIES_PER_SECOND,
-                    SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE, SECONDS_PER_FACTOR,
-                    check_memory_budget, tables_gib, tree_budget_gb)
+                    SEARCH_AFTER_TREE_SECONDS, SEARCH_FROM_QUERY_SECONDS, SEARCH_SHARE_OF_TREE,
+                    SECONDS_PER_FACTOR, check_memory_budget, tables_gib, tree_budget_gb)
 from .evidence import evidence_indices
 from .junction_tree import JunctionTree
 from .max_sum import max_sum_mpe
@@ -51,11 +52,13 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
     i-bound whose mini-bucket messages take at most a quarter of the budget and
     about a quarter of ``time_limit`` to compute.  Either runs on the variables
     left once those with at most two neighbours are maximised out
-    (:mod:`twlib.inference.presolve`).  Before either, MPLP and the
-    propagation search (which often prove the answer at once, with no tree)
-    take turns for a quarter of the time the pass is expected to take, or
-    one turn when no order is known to fit; they are skipped when the pass
-    is expected to take under a hundredth of a second.
+    (:mod:`twlib.inference.presolve`).  The search starts first, with a turn
+    of MPLP and the propagation search (which often prove the answer at once,
+    with no tree), unless the pass is expected to take under a hundredth of a
+    second; when the pass fits, the search goes on for a quarter of the time
+    the pass is expected to take (MPLP and the propagation search alone for
+    its first half, and throughout when the pass is too quick to pay for
+    building mini-buckets), then the pass answers.
     ``method`` in the result says which ran.  ``soft_evidence`` (likelihood
     weights per state, as in :meth:`JunctionTree.posteriors`) multiplies the
     weights of each variable's state into the value maximised.
@@ -74,38 +77,57 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
         return max(time_limit - (clock.now() - started), 1e-3)
 
     def solve(reduced, reduced_evidence, constant):
-        pass_seconds = _max_sum_seconds(reduced, max_memory_gb,
-                                        MAX_SUM_ENTRIES_PER_SECOND * left())
+        def turns_from_scratch():
+            return ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb,
+                                 constant=constant)
+
+        def search(turns, seconds):
+            return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
+                                        time_limit=max(seconds, 1e-3),
+                                        max_memory_gb=max_memory_gb, presolve=False,
+                                        progress=progress, head_start=turns)
+
+        def before_the_pass(turns, expected):
+            """The search's answer if it proves one within a quarter of the
+            pass's ``expected`` seconds (from the turns' start), else None: MPLP
+            and the propagation search for half that time, as they need no
+            memory and no building, then the mini-buckets and the portfolio
+            too, where the pass takes long enough to pay for building them."""
+            share = SEARCH_SHARE_OF_TREE * expected
+            if turns.run(left() / 10, turns.started + share / 2).ended:
+                return search(turns, left())
+            if expected >= SEARCH_AFTER_TREE_SECONDS:
+                found = search(turns, turns.started + share - clock.now())
+                if found.status != "time_limit":
+                    return found
+            return None
+
         turns = None
-        if pass_seconds is None or pass_seconds >= SEARCH_FROM_QUERY_SECONDS:
-            turns = ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb,
-                                  constant=constant)
-            begun = clock.now()
+        greedy = _max_sum_seconds(reduced, max_memory_gb, MAX_SUM_ENTRIES_PER_SECOND * left())
+        if greedy is None or greedy >= SEARCH_FROM_QUERY_SECONDS:
             # as branch_and_bound_mpe would: MPLP for a tenth of the limit in all
-            if pass_seconds is None:
-                turns.run(left() / 10, clock.now() + left(), turns=1)
-            else:
-                turns.run(left() / 10, begun + SEARCH_SHARE_OF_TREE * pass_seconds)
-        if turns is None or not turns.ended:
-            order, entries = _order_that_fits(reduced, max_memory_gb,
-                                              MAX_SUM_ENTRIES_PER_SECOND * left(), left())
-            if order is not None and pass_seconds is None:
-                # the greedy order missed and a better one fits: the turns get
-                # their share of the pass by that one
-                turns.run(left() / 10,
-                          begun + SEARCH_SHARE_OF_TREE * _pass_seconds(entries, reduced))
-            if order is not None and (turns is None or not turns.ended):
-                try:
-                    return max_sum_mpe(reduced, reduced_evidence, order=order,
-                                       max_memory_gb=max_memory_gb)
-                except MemoryBudgetExceeded:
-                    pass
+            turns = turns_from_scratch().run(left() / 10, clock.now() + left(), turns=1)
+            if turns.ended:
+                return search(turns, left())
+            found = None if greedy is None else before_the_pass(turns, greedy)
+            if found is not None:
+                return found
+        order, entries = _order_that_fits(reduced, max_memory_gb,
+                                          MAX_SUM_ENTRIES_PER_SECOND * left(), left())
+        if order is not None and greedy is None:
+            # the greedy order missed and a better one fits: the search gets
+            # its share of the pass by that one
+            found = before_the_pass(turns, _pass_seconds(entries, reduced))
+            if found is not None:
+                return found
+        if order is not None:
+            try:
+                return max_sum_mpe(reduced, reduced_evidence, order=order,
+                                   max_memory_gb=max_memory_gb)
+            except MemoryBudgetExceeded:
+                pass
         # the turns, the order search and the tree's attempt count against the limit
-        turns = turns or ShiftAndProbe(reduced, reduced_evidence, max_memory_gb=max_memory_gb,
-                                       constant=constant)
-        return branch_and_bound_mpe(reduced, reduced_evidence, i_bound="auto",
-                                    time_limit=left(), max_memory_gb=max_memory_gb,
-                                    presolve=False, progress=progress, head_start=turns)
+        return search(turns_from_scratch(), left())
 
     return presolved(model, evidence, solve)
 
