@@ -89,15 +89,15 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
 
         def before_the_pass(turns, expected):
             """The search's answer if it proves one within a quarter of the
-            pass's ``expected`` seconds (from the turns' start), else None: MPLP
-            and the propagation search for half that time, as they need no
-            memory and no building, then the mini-buckets and the portfolio
-            too, where the pass takes long enough to pay for building them."""
-            share = SEARCH_SHARE_OF_TREE * expected
-            if turns.run(left() / 10, turns.started + share / 2).ended:
+            pass's ``expected`` seconds from now, else None: MPLP and the
+            propagation search for half that time, as they need no memory and
+            no building, then the mini-buckets and the portfolio too, where the
+            pass takes long enough to pay for building them."""
+            share, begun = SEARCH_SHARE_OF_TREE * expected, clock.now()
+            if turns.run(left() / 10, begun + share / 2).ended:
                 return search(turns, left())
             if expected >= SEARCH_AFTER_TREE_SECONDS:
-                found = search(turns, turns.started + share - clock.now())
+                found = search(turns, begun + share - clock.now())
                 if found.status != "time_limit":
                     return found
             return None
