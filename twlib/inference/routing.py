@@ -94,7 +94,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
             no building, then the mini-buckets and the portfolio too, where the
             pass takes long enough to pay for building them."""
             share, begun = SEARCH_SHARE_OF_TREE * expected, clock.now()
-            if turns.run(left() / 10, begun + share / 2).ended:
+            if turns.run(left() / 10, begun + share / 2).search_until(begun + share / 2).ended:
                 return search(turns, left())
             if expected >= SEARCH_AFTER_TREE_SECONDS:
                 found = search(turns, begun + share - clock.now())

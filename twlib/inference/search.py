@@ -341,6 +341,15 @@ class ShiftAndProbe:
             turns = None if turns is None else turns - 1
         return self
 
+    def search_until(self, until: float) -> "ShiftAndProbe":
+        """The propagation search alone, once the turns have stopped MPLP,
+        until clock time ``until`` or an end.  Returns itself."""
+        if not self.ended and self.probe is not None and not self.probe.stalled:
+            begun = clock.now()
+            self.status = _probe_turn(self.probe, until, self.started, self.history)
+            self.probe_spent += clock.now() - begun
+        return self
+
     def _tol(self) -> float:
         """MPLP's convergence tolerance (relative, see :func:`converged`): its
         default, or a step that closes ``_GAP_CLOSED`` of the gap between its
