@@ -109,14 +109,11 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
             turns = turns_from_scratch().run(left() / 10, clock.now() + left(), turns=1)
             if turns.ended:
                 return search(turns, left())
-            found = None if greedy is None else before_the_pass(turns, greedy)
-            if found is not None:
-                return found
         order, entries = _order_that_fits(reduced, max_memory_gb,
                                           MAX_SUM_ENTRIES_PER_SECOND * left(), left())
-        if order is not None and greedy is None:
-            # the greedy order missed and a better one fits: the search gets
-            # its share of the pass by that one
+        if order is not None and turns is not None:
+            # the share is the pass's by the order found: the greedy one's can
+            # be many times longer
             found = before_the_pass(turns, _pass_seconds(entries, reduced))
             if found is not None:
                 return found
