@@ -111,20 +111,21 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
                 return search(turns, left())
         order, entries = _order_that_fits(reduced, max_memory_gb,
                                           MAX_SUM_ENTRIES_PER_SECOND * left(), left())
-        if order is not None and turns is not None:
+        if order is None:
+            # the turns and the order search count against the limit
+            return search(turns or turns_from_scratch(), left())
+        if turns is not None:
             # the share is the pass's by the order found: the greedy one's can
             # be many times longer
             found = before_the_pass(turns, _pass_seconds(entries, reduced))
             if found is not None:
                 return found
-        if order is not None:
-            try:
-                return max_sum_mpe(reduced, reduced_evidence, order=order,
-                                   max_memory_gb=max_memory_gb)
-            except MemoryBudgetExceeded:
-                pass
-        # the turns, the order search and the tree's attempt count against the limit
-        return search(turns_from_scratch(), left())
+        try:
+            return max_sum_mpe(reduced, reduced_evidence, order=order,
+                               max_memory_gb=max_memory_gb)
+        except MemoryBudgetExceeded:
+            # a search may have ended on these turns: the next starts afresh
+            return search(turns_from_scratch(), left())
 
     return presolved(model, evidence, solve)
 
