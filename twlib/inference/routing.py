@@ -120,6 +120,9 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
             found = before_the_pass(turns, _pass_seconds(entries, reduced))
             if found is not None:
                 return found
+            if entries > MAX_SUM_ENTRIES_PER_SECOND * left():
+                # the pass cannot be stopped, and no longer surely fits the time left
+                return search(turns_from_scratch(), left())
         try:
             return max_sum_mpe(reduced, reduced_evidence, order=order,
                                max_memory_gb=max_memory_gb)
