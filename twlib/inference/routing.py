@@ -103,8 +103,7 @@ def most_probable_explanation(model, evidence=None, *, soft_evidence=None,
             return None
 
         turns = None
-        greedy = _max_sum_seconds(reduced, max_memory_gb, MAX_SUM_ENTRIES_PER_SECOND * left())
-        if greedy is None or greedy >= SEARCH_FROM_QUERY_SECONDS:
+        if not _pass_is_quick(reduced, max_memory_gb, MAX_SUM_ENTRIES_PER_SECOND * left()):
             # as branch_and_bound_mpe would: MPLP for a tenth of the limit in all
             turns = turns_from_scratch().run(left() / 10, clock.now() + left(), turns=1)
             if turns.ended:
@@ -189,12 +188,19 @@ def posterior_marginals(model, evidence=None, *, max_memory_gb: float = 4.0,
                                   executor=executor, progress=progress)
 
 
-def _max_sum_seconds(model, max_memory_gb, most_entries):
-    """The seconds the max-sum pass of :func:`max_sum_mpe` is expected to take
-    by the min-degree order, the cheapest greedy one (placing each factor in
-    its clique costs about what it does for a conditioned run); None when
-    that order has a clique table over ``max_memory_gb`` or more than
-    ``most_entries`` table entries in all (a better order may still fit)."""
+def _pass_is_quick(model, max_memory_gb, most_entries):
+    """Whether the max-sum pass of :func:`max_sum_mpe` is expected to take
+    under ``SEARCH_FROM_QUERY_SECONDS`` by the min-degree order, the cheapest
+    greedy one (placing each factor in its clique costs about what it does
+    for a conditioned run), with no clique table over ``max_memory_gb`` and at
+    most ``most_entries`` table entries in all.  The factors alone can rule
+    that out; else the elimination stops at the first clique larger than the
+    entries the time allows, so that a large model is not eliminated whole
+    to learn that its pass is not quick."""
+    allowed = min((SEARCH_FROM_QUERY_SECONDS - _pass_seconds(0, model))
+                  * MAX_SUM_TYPICAL_ENTRIES_PER_SECOND, most_entries)
+    if not allowed > 0:
+        return False
     if model.flat_logs is not None:          # a presolved model's factors are made if read
         ptr, var = model.flat_logs[0].tolist(), model.flat_logs[1].tolist()
         scopes = [var[ptr[t]:ptr[t + 1]] for t in range(len(ptr) - 1)]
@@ -202,8 +208,8 @@ def _max_sum_seconds(model, max_memory_gb, most_entries):
         index = {v: k for k, v in enumerate(model.variables)}
         scopes = [[index[v] for v in f.variables] for f in model.factors]
     entries = greedy_entries(scopes, [model.arity(v) for v in model.variables],
-                             stop_above=max_memory_gb * 2**30 / 8)
-    return _pass_seconds(entries, model) if entries <= most_entries else None
+                             stop_above=min(max_memory_gb * 2**30 / 8, allowed))
+    return entries <= allowed and _pass_seconds(entries, model) < SEARCH_FROM_QUERY_SECONDS
 
 
 def _pass_seconds(entries, model):
