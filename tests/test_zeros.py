@@ -50,6 +50,34 @@ def test_the_assignment_found_avoids_every_zero_and_none_is_found_only_when_none
     assert tables_total(states, len(tables), tab) > -np.inf
 
 
+def reference_clauses(tables, arity, first):
+    """One clause per zero entry, table by table in C order, each literal from
+    its variable's state; variables of one state left out."""
+    clauses, impossible = [], False
+    for scope, logs in tables:
+        for entry in zip(*np.nonzero(logs == -np.inf)):
+            clause = [-(first[x] + a) if arity[x] > 2 else (-first[x] if a == 1 else first[x])
+                      for x, a in zip(scope, entry) if arity[x] > 1]
+            if clause:
+                clauses.append([int(literal) for literal in clause])
+            else:
+                impossible = True
+    return clauses, impossible
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 7), st.sampled_from([0.2, 0.5, 0.8]))
+def test_the_clauses_are_the_zero_entries_one_by_one(seed, n_vars, density):
+    tables, arity = zero_tables(seed, n_vars, density)
+    clauses = ZeroClauses(flat_tables(tables), len(tables), arity)
+    expected, impossible = reference_clauses(tables, arity, clauses.first)
+    assert clauses.impossible == impossible
+    assert clauses.clauses[:len(expected)] == expected
+    # and a clause per variable of more than two states, that one of them holds
+    assert len(clauses.clauses) == len(expected) + (int((arity > 2).sum()) if clauses.usable
+                                                    else 0)
+
+
 def test_a_turn_that_finds_no_assignment_hands_over_to_the_sat_solver(monkeypatch):
     """A pure constraint problem (each table 1 or 0): the assignment of the SAT
     solver is optimal, and the search's next turn proves it."""

@@ -54,34 +54,47 @@ class ZeroClauses:
         widths = np.where(self.arity > 2, self.arity, 1)
         self.first = np.concatenate([[1], 1 + np.cumsum(widths)[:-1]]).astype(np.int64)
         self.booleans = int(widths.sum())
-        self.clauses, self.impossible = [], False
-        literals = 0
-        sizes = table_sizes(tab)
-        for t in range(count):
-            zero = np.flatnonzero(values[offset[t]:offset[t] + sizes[t]] == -np.inf)
-            if not zero.size:
-                continue
-            # a variable of one state takes it: its literal is false and left out
-            slots = [j for j in range(ptr[t], ptr[t + 1]) if self.arity[var[j]] > 1]
-            if not slots:                 # a zero that no assignment escapes
-                self.impossible = True
-                continue
-            literals += zero.size * len(slots)
-            if literals > MOST_LITERALS:
-                self.clauses = []
-                break
-            columns = []
-            for j in slots:
-                x = var[j]
-                state = (zero // stride[j]) % self.arity[x]
-                columns.append(-(self.first[x] + state) if self.arity[x] > 2
-                               else np.where(state == 1, -self.first[x], self.first[x]))
-            self.clauses.extend(np.column_stack(columns).tolist())
+        self.clauses, self.impossible = self._zero_clauses(ptr, var, stride, offset, values,
+                                                           count, table_sizes(tab))
         self.usable = bool(self.clauses) or self.impossible
         if self.usable:
             for x in np.flatnonzero(self.arity > 2):
                 self.clauses.append(list(range(self.first[x], self.first[x] + self.arity[x])))
         self._solver = None
+
+    def _zero_clauses(self, ptr, var, stride, offset, values, count, sizes):
+        """``(clauses, impossible)``: one clause per zero entry of the first
+        ``count`` tables, in the order of the entries (no clause if they need
+        more than :data:`MOST_LITERALS` literals), and whether a table is zero
+        where its variables of one state put it.  Built for all the entries of
+        one number of literals at once: a model of this kind has tens of
+        thousands of small tables."""
+        end = int(offset[count - 1] + sizes[count - 1]) if count else 0
+        zero = np.flatnonzero(values[:end] == -np.inf)
+        if not zero.size:
+            return [], False
+        table = np.searchsorted(offset[:count], zero, side="right") - 1
+        local = zero - offset[table]
+        # a variable of one state takes it: its literal is false and left out
+        slot_table = np.repeat(np.arange(count), np.diff(ptr[:count + 1]))
+        kept = np.flatnonzero(self.arity[var[:ptr[count]]] > 1)
+        lengths = np.bincount(slot_table[kept], minlength=count)
+        first_kept = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        width = lengths[table]
+        impossible = bool((width == 0).any())    # a zero that no assignment escapes
+        if int(width.sum()) > MOST_LITERALS:
+            return [], impossible
+        clauses = [None] * len(zero)
+        for length in np.unique(width[width > 0]).tolist():
+            rows = np.flatnonzero(width == length)
+            slots = kept[first_kept[table[rows]][:, None] + np.arange(length)]
+            x = var[slots]
+            state = (local[rows][:, None] // stride[slots]) % self.arity[x]
+            literal = np.where(self.arity[x] > 2, -(self.first[x] + state),
+                               np.where(state == 1, -self.first[x], self.first[x]))
+            for row, clause in zip(rows.tolist(), literal.tolist()):
+                clauses[row] = clause
+        return [clause for clause in clauses if clause is not None], impossible
 
     def solve(self, time_limit: float):
         """An assignment (state indices) at no zero entry, or None when the
