@@ -156,3 +156,20 @@ def test_the_model_left_scores_and_joins_alike_from_its_log_tables_and_its_facto
     # a model reduced by evidence has new factors, and no log tables of the old ones
     _, rest = left.reduced({left.variables[0]: 0})
     assert rest is None or rest.flat_logs is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 6))
+def test_the_flat_log_tables_hold_each_factor_entry_by_entry(seed, n_vars):
+    """The model's flat tables, made for all the factors at once, read back
+    each factor's log at each of its entries through the strides."""
+    model = naive.random_factor_model(np.random.default_rng(seed), n_vars, n_vars + 3, 3,
+                                      scale=2.0, zeros=0.2)
+    ptr, var, stride, offset, values = model.flat_log_tables()
+    index = {v: k for k, v in enumerate(model.variables)}
+    for t, f in enumerate(model.factors):
+        assert var[ptr[t]:ptr[t + 1]].tolist() == [index[v] for v in f.variables]
+        for entry in itertools.product(*(range(side) for side in f.values.shape)):
+            at = offset[t] + sum(a * s for a, s in zip(entry, stride[ptr[t]:ptr[t + 1]]))
+            with np.errstate(divide="ignore"):
+                assert values[at] == np.log(f.values[entry])

@@ -294,13 +294,19 @@ def flat_layout(scopes, arrays) -> tuple:
     [[0, 2], [1, 0], [2, 1], [0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]]
     """
     var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64)
-    lengths = np.array([len(scope) for scope in scopes], dtype=np.int64)
-    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
+    lengths = np.fromiter(map(len, scopes), dtype=np.int64, count=len(scopes))
+    sides = np.fromiter(itertools.chain.from_iterable(map(np.shape, arrays)), dtype=np.int64,
+                        count=len(var))
+    return _layout(var, lengths, sides, arrays)
+
+
+def _layout(var, lengths, sides, arrays) -> tuple:
+    """:func:`flat_layout` of tables whose scopes are ``var`` cut into
+    ``lengths``, with ``sides`` states in each slot."""
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    sides = np.fromiter(itertools.chain.from_iterable(np.shape(a) for a in arrays),
-                        dtype=np.int64, count=len(var))
     stride = np.ones(len(var), dtype=np.int64)
-    sizes = np.ones(len(scopes), dtype=np.int64)
+    sizes = np.ones(len(lengths), dtype=np.int64)
     # C order: a slot's stride is the product of the sides after it in its
     # table, taken at once for all the tables of one length
     for length in np.unique(lengths[lengths > 0]).tolist():
@@ -309,7 +315,7 @@ def flat_layout(scopes, arrays) -> tuple:
         after = np.cumprod(sides[slots][:, ::-1], axis=1)[:, ::-1]
         stride[slots[:, :-1]] = after[:, 1:]
         sizes[tables] = after[:, 0]
-    offset = np.zeros(len(scopes), dtype=np.int64)
+    offset = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(sizes[:-1], out=offset[1:])
     # one copy: the tables can be large
     values = (np.concatenate(arrays, axis=None, dtype=float) if len(arrays) else np.empty(0))
@@ -320,9 +326,16 @@ def _flat_logs_of(model) -> tuple:
     """:meth:`FactorModel.flat_log_tables` made from the factors, with one
     logarithm over all their entries rather than one per factor."""
     index = {v: k for k, v in enumerate(model.variables)}
-    ptr, var, stride, offset, values = flat_layout(
-        [[index[v] for v in f.variables] for f in model.factors],
-        [f.values for f in model.factors])
+    factors = model.factors
+    # no list per factor: a model read from a file can have tens of thousands
+    var = np.fromiter(map(index.__getitem__,
+                          itertools.chain.from_iterable(f.variables for f in factors)),
+                      dtype=np.int64)
+    lengths = np.fromiter((len(f.variables) for f in factors), dtype=np.int64,
+                          count=len(factors))
+    arity = np.array([model.arity(v) for v in model.variables], dtype=np.int64)
+    ptr, var, stride, offset, values = _layout(var, lengths, arity[var],
+                                               [f.values for f in factors])
     with np.errstate(divide="ignore"):
         np.log(values, out=values)
     return ptr, var, stride, offset, values
