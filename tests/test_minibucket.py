@@ -266,6 +266,21 @@ def test_a_head_start_needs_the_model_as_given():
         branch_and_bound_mpe(net, head_start=turns)
 
 
+def test_mplp_tolerance_shrinks_to_a_hundredth_of_a_narrow_gap_to_the_incumbent():
+    """On a tight LP MPLP nears the optimum by a steady share of the gap, so
+    its tolerance (relative to the bound) becomes a hundredth of the gap when
+    that is smaller than its own; with no incumbent, or a wide gap, it keeps
+    its own."""
+    from twlib.inference.cost_shifting import MPLP_TOL
+    turns = ShiftAndProbe(datasets.load_network("asia"))
+    assert turns._tol() == MPLP_TOL
+    turns.bounds = [-9.0, -10.0]
+    turns._scalars[0] = -10.0 - 1e-6
+    assert turns._tol() == pytest.approx(0.01 * 1e-6 / 10.0)
+    turns._scalars[0] = -11.0
+    assert turns._tol() == MPLP_TOL
+
+
 def test_the_router_lets_the_search_answer_first_when_the_tree_would_be_slower(monkeypatch):
     """With every tree deemed slow enough, MPLP and the propagation search get
     the first turns, and their answer is the tree's."""
