@@ -155,24 +155,6 @@ def test_tables_over_the_same_variables_are_added_into_one():
         assert merged == pytest.approx(model.log_values(np.array([row]))[0])
 
 
-@pytest.mark.parametrize("name", ["asia", "alarm", "insurance", "barley"])
-@pytest.mark.parametrize("typical", [1e5, 1e6, 1e8])
-def test_the_quick_pass_test_stopped_early_agrees_with_the_whole_greedy_tree(name, typical,
-                                                                           monkeypatch):
-    """Stopping the elimination at the first clique over the entries the time
-    allows changes no answer: the whole min-degree tree, sized at the same
-    rate, is quick exactly when the test says so."""
-    from twlib.graphs import greedy_entries
-    monkeypatch.setattr(routing, "MAX_SUM_TYPICAL_ENTRIES_PER_SECOND", typical)
-    model = routing.as_factor_model(datasets.load_network(name))
-    index = {v: k for k, v in enumerate(model.variables)}
-    entries = greedy_entries([[index[v] for v in f.variables] for f in model.factors],
-                             [model.arity(v) for v in model.variables])
-    seconds = entries / typical + len(model.factors) * routing.SECONDS_PER_FACTOR
-    assert routing._pass_is_quick(model, 4.0, np.inf) == (
-        seconds < routing.SEARCH_FROM_QUERY_SECONDS)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_vars=st.integers(1, 7), i_bound=st.integers(1, 4),
        zeros=st.sampled_from([0.0, 0.3]), shifted=st.booleans(), presolve=st.booleans())
