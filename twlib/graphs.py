@@ -22,7 +22,8 @@ from .errors import BudgetExceeded, InputError, InternalError
 __all__ = ["topological_order", "find_cycle", "to_digraph", "moral_graph",
            "maximum_spanning_tree", "i_score", "orient_tree", "elimination_width", "random_ktree",
            "ORDER_HEURISTICS", "ORDER_METHODS", "elimination_order", "elimination_cost",
-           "greedy_elimination", "greedy_entries", "induced_graph", "treewidth_upper_bound",
+           "greedy_elimination", "greedy_entries", "flat_greedy_entries",
+           "induced_graph", "treewidth_upper_bound",
            "treewidth_exact", "treewidth_at_most", "simplicial_reduction", "width_obstruction",
            "clique_tree",
            "has_running_intersection", "ktree_elimination_order",
@@ -398,14 +399,26 @@ def greedy_entries(scopes, weights, *, method: str = "min-degree",
     >>> greedy_entries([[0, 1], [1, 2]], [2, 2, 2])
     8.0
     """
+    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
+    np.cumsum([len(scope) for scope in scopes], out=ptr[1:])
+    var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64, count=ptr[-1])
+    return flat_greedy_entries(ptr, var, weights, method=method, stop_above=stop_above)
+
+
+def flat_greedy_entries(ptr, var, weights, *, method: str = "min-degree",
+                        stop_above: float | None = None) -> float:
+    """:func:`greedy_entries` of the scopes ``var[ptr[t]:ptr[t + 1]]`` (int64
+    arrays, the form of a model's flat tables), which a caller that holds
+    them need not make into lists.
+
+    >>> flat_greedy_entries(np.array([0, 2, 4]), np.array([0, 1, 1, 2]), [2, 2, 2])
+    8.0
+    """
     if method not in ORDER_HEURISTICS:
         raise InputError(f"method must be one of {ORDER_HEURISTICS}, got {method!r}")
     w = _node_weights(range(len(weights)), list(weights), required=True)
     if not len(w):
         return 0.0
-    ptr = np.zeros(len(scopes) + 1, dtype=np.int64)
-    np.cumsum([len(scope) for scope in scopes], out=ptr[1:])
-    var = np.fromiter(itertools.chain.from_iterable(scopes), dtype=np.int64, count=ptr[-1])
     give_up = np.inf if stop_above is None else math.log(stop_above)
     _, _, entries = greedy_elimination(rows_of_scopes(len(w), ptr, var), _KIND[method],
                                        w, 0.0, 0, _NO_ORDER, np.zeros(0, np.bool_), give_up)

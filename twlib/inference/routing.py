@@ -25,7 +25,7 @@ from __future__ import annotations
 from .. import clock
 from ..errors import BudgetExceeded, MemoryBudgetExceeded
 from ..factors import as_factor_model
-from ..graphs import FILL_BUDGET, elimination_order, greedy_entries
+from ..graphs import FILL_BUDGET, elimination_order, flat_greedy_entries, greedy_entries
 from .conditioning import bounded_posteriors, choose_cutset, conditioned_posteriors
 from .costs import (CONDITIONED_ENTRIES_PER_SECOND, FAR_OVER, MOST_CONDITIONED_RUNS,
                     MAX_SUM_ENTRIES_PER_SECOND, MAX_SUM_TYPICAL_ENTRIES_PER_SECOND,
@@ -201,14 +201,15 @@ def _pass_is_quick(model, max_memory_gb, most_entries):
                   * MAX_SUM_TYPICAL_ENTRIES_PER_SECOND, most_entries)
     if not allowed > 0:
         return False
+    weights = [model.arity(v) for v in model.variables]
+    stop_above = min(max_memory_gb * 2**30 / 8, allowed)
     if model.flat_logs is not None:          # a presolved model's factors are made if read
-        ptr, var = model.flat_logs[0].tolist(), model.flat_logs[1].tolist()
-        scopes = [var[ptr[t]:ptr[t + 1]] for t in range(len(ptr) - 1)]
+        entries = flat_greedy_entries(model.flat_logs[0], model.flat_logs[1], weights,
+                                      stop_above=stop_above)
     else:
         index = {v: k for k, v in enumerate(model.variables)}
-        scopes = [[index[v] for v in f.variables] for f in model.factors]
-    entries = greedy_entries(scopes, [model.arity(v) for v in model.variables],
-                             stop_above=min(max_memory_gb * 2**30 / 8, allowed))
+        entries = greedy_entries([[index[v] for v in f.variables] for f in model.factors],
+                                 weights, stop_above=stop_above)
     return entries <= allowed and _pass_seconds(entries, model) < SEARCH_FROM_QUERY_SECONDS
 
 
