@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from twlib import clock, datasets, errors
-from twlib.factors import Factor, FactorModel
+from twlib.factors import Factor, FactorModel, as_factor_model
 from twlib.inference import JunctionTree
 from twlib.inference.andor import AndOrSearch, pseudo_tree
 from twlib.inference.flat import flat_tables, tables_total
@@ -285,7 +285,7 @@ def test_the_quick_pass_test_stopped_early_agrees_with_the_whole_greedy_tree(nam
     rate, is quick exactly when the test says so."""
     from twlib.graphs import greedy_entries
     monkeypatch.setattr(routing, "MAX_SUM_TYPICAL_ENTRIES_PER_SECOND", typical)
-    model = routing.as_factor_model(datasets.load_network(name))
+    model = as_factor_model(datasets.load_network(name))
     index = {v: k for k, v in enumerate(model.variables)}
     entries = greedy_entries([[index[v] for v in f.variables] for f in model.factors],
                              [model.arity(v) for v in model.variables])
