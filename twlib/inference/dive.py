@@ -33,7 +33,7 @@ import numpy as np
 from ..heaps import heap_pop, heap_push
 from .cost_shifting import conditioned_bound
 from .engine import Engine
-from .flat import flat_lists, slack, sort_best_first, table_value
+from .flat import flat_lists, sort_best_first, table_value, to_beat
 from .lp_search import lp_arrays, round_into_incumbent
 
 __all__ = ["DiveSearch"]
@@ -207,7 +207,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
             elif d > 0 and sweeps > 0 and not node_tested[root]:
                 node_tested[root] = True
                 fixed[seq[:d]] = True
-                floor = scalars[0] - slack(scalars[0])
+                floor = to_beat(scalars[0])
                 lp_bound = conditioned_bound(fixed, assign, originals, offset, size, tab[4],
                                              work, arity, inc_ptr, gather_ptr, gather, sweeps,
                                              floor)
@@ -215,7 +215,7 @@ def _hybrid_search(seq, arity, add_ptr, add_ids, sub_ptr, sub_ids, tab, cand_val
                 done = budget
                 if lp_bound > floor:
                     if round_into_incumbent(assign, lp, tab, arity, scalars, best):
-                        floor = scalars[0] - slack(scalars[0])
+                        floor = to_beat(scalars[0])
                 fixed[seq[:d]] = False
                 # a test that does not drop its node was mostly wasted: after k such
                 # tests in a row, the next 2^k - 1 nodes go untested

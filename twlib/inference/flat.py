@@ -16,7 +16,7 @@ import numpy as np
 from ..factors import flat_layout
 
 __all__ = ["flat_tables", "table_sizes", "flat_lists", "table_value", "tables_sum",
-           "tables_total", "slack", "sort_best_first"]
+           "tables_total", "slack", "to_beat", "sort_best_first"]
 
 # The compiled lookups allocate nothing, so they are compiled without numba's
 # reference counting (``_nrt=False``): every search calls them at each node, and
@@ -111,3 +111,16 @@ def slack(t, constant=0.0):
     (2e-09, 1000.0)
     """
     return _TOLERANCE * max(1.0, abs(t + constant)) if np.isfinite(t) else 0.0
+
+
+@nb.njit(cache=True, _nrt=False)
+def to_beat(incumbent):
+    """What a branch's bound must pass for the branch to be searched: the
+    incumbent and its :func:`slack`.  A bound within the slack leaves only
+    assignments that tie with the incumbent, and a search that went into
+    them would list every one (a model's irrelevant variables multiply them).
+
+    >>> float(to_beat(-2.0)) == -2.0 + 2e-09, float(to_beat(-np.inf))
+    (True, -inf)
+    """
+    return incumbent + slack(incumbent)

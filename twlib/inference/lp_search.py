@@ -35,7 +35,7 @@ import numpy as np
 
 from ..heaps import heap_pop, heap_push
 from .engine import Engine
-from .flat import slack, table_sizes, tables_total
+from .flat import table_sizes, tables_total, to_beat
 from .cost_shifting import (branching_variable, conditioned_bound, rounded_assignment,
                             star_gathers)
 
@@ -171,7 +171,7 @@ def _lp_best_first(state, scalars, best, assign, node_parent, node_var, node_val
     nodes, heap_n = state[0], state[1]
     tests = 0
     while tests < budget:
-        floor = scalars[0] - slack(scalars[0])
+        floor = to_beat(scalars[0])
         if heap_n == 0 or not -heap_f[0] > floor:
             state[3] = 1
             heap_n = 0
@@ -191,7 +191,7 @@ def _lp_best_first(state, scalars, best, assign, node_parent, node_var, node_val
             # chosen before rounding, which clamps the tables it reads
             x = branching_variable(fixed, work, arity, inc_ptr, gather_ptr, gather)
             if round_into_incumbent(assign, lp, tab, arity, scalars, best):
-                floor = scalars[0] - slack(scalars[0])
+                floor = to_beat(scalars[0])
             # with no variable left to branch on, the rounding is the node's one completion
             if x >= 0 and bound > floor:
                 if nodes + arity[x] > capacity:

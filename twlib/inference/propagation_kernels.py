@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 
 from .dominance import dominates
-from .flat import slack, tables_total
+from .flat import tables_total, to_beat
 from .table_maxima import may_lower, scan_maxima, set_maximum
 
 __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
@@ -45,8 +45,9 @@ _NEAR = 1e-7
 
 @nb.njit(cache=True, _nrt=False)
 def floor_of(scalars, target):
-    """What a branch must beat: the incumbent (up to rounding) or the target."""
-    return max(scalars[0] - slack(scalars[0]), target[0])
+    """What a branch must beat: the incumbent (:func:`~twlib.inference.flat.to_beat`)
+    or the target."""
+    return max(to_beat(scalars[0]), target[0])
 
 
 @nb.njit(cache=True, _nrt=False)
