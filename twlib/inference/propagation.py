@@ -171,8 +171,9 @@ class PropagationSearch(Engine):
                        np.zeros(n + 1, dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
         # level, trying (else choosing), finished, nodes, trail lengths (values,
-        # tables, floats), stamp, trail full, variables marked
-        self.state = np.zeros(10, dtype=np.int64)
+        # tables, floats), stamp, trail full, variables marked, whether the
+        # trial has met ties with the incumbent
+        self.state = np.zeros(11, dtype=np.int64)
         self.target = np.array([-np.inf])
         self.counted = 0
         self.reset()

