@@ -356,7 +356,7 @@ def test_the_search_proves_within_a_billionth_of_the_value_with_the_constant_lef
 def test_assignments_that_tie_with_the_incumbent_are_not_searched():
     # sixteen variables whose tables do not depend on them: 2**16 completions
     # of each assignment of the cycle tie, and a search that went into ties
-    # would list them (held-out BN_74: 340,000 nodes against 118)
+    # would list them, as it would a network's near-irrelevant variables
     rng = np.random.default_rng(0)
     core, free = 6, 16
     factors = [Factor((v, (v + 1) % core), rng.random((2, 2)) + 0.1) for v in range(core)]

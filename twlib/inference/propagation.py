@@ -36,10 +36,13 @@ degrees: Boussemart et al. 2004; geometric growth keeps the search complete).
 The variable assigned next is the one with the fewest values left per unit of
 weight, its weight its number of tables plus the failures it has caused (a
 form of dom/wdeg: Boussemart, Hemery, Lecoutre & Sais 2004); its values are
-tried in order of reduced cost.  The root's bound is ``B`` lowered by the
-largest over the variables of their smallest reduced cost (every assignment
-pays at least that on each variable); below the root a node needs only to
-beat the floor, which ``B`` does once every value that cannot is removed.
+tried in order of reduced cost.  "No better than the incumbent" includes a
+tie within the proof's slack (:func:`~twlib.inference.flat.to_beat`), and a
+failure that met such ties counts a hundredth of one: a tie is no conflict.
+The root's bound is ``B`` lowered by the largest over the variables of their
+smallest reduced cost (every assignment pays at least that on each
+variable); below the root a node needs only to beat the floor, which ``B``
+does once every value that cannot is removed.
 The branching is binary: once a value has been tried and nothing with it
 beats the floor, it leaves the domain and that removal is propagated before
 the next value is tried (the branch ``x != a``, as toulbar2 and constraint

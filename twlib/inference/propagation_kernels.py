@@ -41,11 +41,11 @@ __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
 # A value whose bound comes this close (relative) to the floor has its reduced
 # cost summed again before it is removed: the sums kept up to date drift
 _NEAR = 1e-7
-# What a failure adds to its variable's weight when it came only from values or
-# bounds that tie with the incumbent (within its slack), not below it.  Ties are
-# no conflict: on models of many (wcsp_14's costs) they would swamp the
-# failures that guide the order, yet where nothing else fails (a network's
-# near-irrelevant variables, held-out BN_74) they are the only guide
+# What a failure adds to its variable's weight when values or bounds that tie
+# with the incumbent (within its slack) had a part in it.  Ties are no conflict:
+# where they are most failures (weighted CSPs, whose costs take few levels)
+# whole weights would swamp the failures that guide the order, yet where
+# nothing else fails (a network's near-irrelevant variables) they are the only guide
 _TIED_WEIGHT = 0.01
 
 
