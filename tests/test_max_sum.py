@@ -61,3 +61,20 @@ def test_max_sum_names_its_limits():
         max_sum_mpe(net, {"nope": "yes"})
     empty = FactorModel([], {}, [Factor((), np.array(2.0))])
     assert max_sum_mpe(empty).log_value == pytest.approx(np.log(2.0))
+
+
+@pytest.mark.parametrize("constant", [0.0, 0.5])
+def test_a_table_of_no_variable_counts(constant):
+    """A constant table (a SAT encoding's empty clause is one of 0) multiplies
+    every assignment: a zero there leaves none of non-zero probability."""
+    rng = np.random.default_rng(0)
+    plain = naive.random_factor_model(rng, 4, 5, 3, scale=1.0, zeros=0.0)
+    model = FactorModel(plain.variables, {v: plain.states(v) for v in plain.variables},
+                        [*plain.factors, Factor((), np.array(constant))])
+    rows = list(itertools.product(*(range(model.arity(v)) for v in model.variables)))
+    best = model.log_values(np.array(rows)).max()
+    if constant == 0.0:
+        with pytest.raises(ZeroEvidenceError, match="probability zero"):
+            max_sum_mpe(model)
+    else:
+        assert max_sum_mpe(model).log_value == pytest.approx(best, abs=1e-9)

@@ -116,9 +116,10 @@ def _layout(cliques, edges, arity, tab, observed) -> dict:
     added = {i: [] for i in range(n)}
     for t in range(len(offset)):
         scope = var[ptr[t]:ptr[t + 1]].tolist()
-        if scope:
-            added[home(scope)].append((offset[t], dict(zip(scope,
-                                                           stride[ptr[t]:ptr[t + 1]].tolist()))))
+        # a table of no variable is a constant: the root adds it (a zero there
+        # makes every assignment zero)
+        added[home(scope) if scope else n - 1].append(
+            (offset[t], dict(zip(scope, stride[ptr[t]:ptr[t + 1]].tolist()))))
     indicators = []
     for v, s in observed.items():
         added[home([v])].append((len(values) + sum(map(len, indicators)), {v: 1}))
