@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 from twlib.factors import Factor, FactorModel
 from twlib.inference.cost_shifting import mplp_in_place
 from twlib.inference.dominance import dominates
-from twlib.inference.flat import flat_tables, tables_total
+from twlib.inference.flat import flat_tables, slack, tables_total, to_beat
 from twlib.inference.minibucket import shifted_tables
 from twlib.inference import JunctionTree, propagation
 from twlib.inference.propagation import PropagationSearch
+from twlib.inference.propagation_kernels import floor_of
 
 from .test_minibucket import brute_force, random_model
 
@@ -351,6 +352,24 @@ def test_the_search_proves_within_a_billionth_of_the_value_with_the_constant_lef
     assert abs(exact.incumbent - top) < 1e-15 and top - loose.incumbent <= 1e-6
     assert loose.work_done < exact.work_done
     assert 1e-9 < loose.proved - loose.incumbent <= 1e-9 * abs(loose.incumbent - 1000.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_vars=st.integers(2, 7), zeros=st.sampled_from([0.0, 0.3]),
+       mplp=st.sampled_from([0.0, 1.0]))
+def test_pruning_within_the_slack_with_the_constant_keeps_the_answer_within_it(
+        seed, n_vars, zeros, mplp):
+    # a constant of -1e8 makes the slack a tenth of a nat: branches whose bound
+    # lies that close to the incumbent are pruned inside the tree, and the
+    # answer may fall short of the optimum by no more
+    model, evidence = random_model(seed, n_vars, zeros)
+    top, _ = brute_force(model, evidence)
+    _, _, search = search_over(model, evidence, mplp, constant=-1e8)
+    while not search.finished:
+        search.run(3)
+    assert top - slack(top, -1e8) <= search.incumbent <= top + 1e-9
+    target = np.array([-np.inf, -1e8])
+    assert floor_of(np.array([search.incumbent]), target) == to_beat(search.incumbent, -1e8)
 
 
 def test_assignments_that_tie_with_the_incumbent_are_not_searched():

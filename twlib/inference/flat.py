@@ -114,13 +114,17 @@ def slack(t, constant=0.0):
 
 
 @nb.njit(cache=True, _nrt=False)
-def to_beat(incumbent):
+def to_beat(incumbent, constant=0.0):
     """What a branch's bound must pass for the branch to be searched: the
-    incumbent and its :func:`slack`.  A bound within the slack leaves only
-    assignments that tie with the incumbent, and a search that went into
-    them would list every one (a model's irrelevant variables multiply them).
+    incumbent and its :func:`slack` (with the ``constant`` the tables leave
+    out, the share of the model's value the proof allows).  A bound within the
+    slack leaves only assignments that tie with the incumbent, and a search
+    that went into them would list every one (a model's irrelevant variables
+    multiply them).
 
     >>> float(to_beat(-2.0)) == -2.0 + 2e-09, float(to_beat(-np.inf))
     (True, -inf)
+    >>> round((float(to_beat(-2.0, -998.0)) + 2.0) * 1e9, 6)
+    1000.0
     """
-    return incumbent + slack(incumbent)
+    return incumbent + slack(incumbent, constant)

@@ -177,7 +177,8 @@ class PropagationSearch(Engine):
         # tables, floats), stamp, trail full, variables marked, whether the
         # trial has met ties with the incumbent
         self.state = np.zeros(11, dtype=np.int64)
-        self.target = np.array([-np.inf])
+        # the target to beat, and the constant the slack of the incumbent needs
+        self.target = np.array([-np.inf, constant])
         self.counted = 0
         self.reset()
 

@@ -51,9 +51,10 @@ _TIED_WEIGHT = 0.01
 
 @nb.njit(cache=True, _nrt=False)
 def floor_of(scalars, target):
-    """What a branch must beat: the incumbent (:func:`~twlib.inference.flat.to_beat`)
-    or the target."""
-    return max(to_beat(scalars[0]), target[0])
+    """What a branch must beat: the incumbent (:func:`~twlib.inference.flat.to_beat`,
+    with the constant the tables leave out, ``target[1]``) or the target
+    (``target[0]``)."""
+    return max(to_beat(scalars[0], target[1]), target[0])
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -318,7 +319,7 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
     top = dom.shape[1]
     floor = floor_of(scalars, target)
     # below this a value or a bound is worse than the incumbent, not tied with it
-    worse = max(scalars[0] - slack(scalars[0]), target[0])
+    worse = max(scalars[0] - slack(scalars[0], target[1]), target[0])
     margin = _NEAR * (1.0 + abs(floor))
     # stamps of this trial's tables already recomputed in the current round
     fresh = state[7] + (1 << 40)
