@@ -389,3 +389,21 @@ def test_assignments_that_tie_with_the_incumbent_are_not_searched():
     best = JunctionTree(model).mpe().assignment
     assert close(search.incumbent, model.log_values([[int(best[v]) for v in names]])[0])
     assert search.work_done <= 2 * len(names)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6))
+def test_sums_made_afresh_after_many_updates_equal_a_direct_computation(seed):
+    """Past the updates after which the reduced costs are summed afresh, they
+    still equal a direct computation."""
+    model, evidence = random_model(seed, 40, 0.0)
+    shifted, _, search = search_over(model, evidence, 0.0)
+    made_afresh, last = 0, search.state[11]
+    for _ in range(20_000):
+        if search.finished or made_afresh == 2:
+            break
+        search.run(1)
+        made_afresh += search.state[11] < last
+        last = search.state[11]
+    assert made_afresh == 2 or search.finished
+    reduced_costs_agree_along(shifted, search, nodes=3)

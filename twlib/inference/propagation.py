@@ -175,8 +175,9 @@ class PropagationSearch(Engine):
                        np.zeros((n + 1, 3), dtype=np.int64), np.zeros(n, dtype=np.int64))
         # level, trying (else choosing), finished, nodes, trail lengths (values,
         # tables, floats), stamp, trail full, variables marked, whether the
-        # trial has met ties with the incumbent
-        self.state = np.zeros(11, dtype=np.int64)
+        # trial has met ties with the incumbent, updates of the sums kept up
+        # to date since they were last summed afresh
+        self.state = np.zeros(12, dtype=np.int64)
         # the target to beat, and the constant the slack of the incumbent needs
         self.target = np.array([-np.inf, constant])
         self.counted = 0

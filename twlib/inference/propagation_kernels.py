@@ -24,6 +24,16 @@ reaches the margin (listed in ``found``).  A change marks the variable
 ``dirty`` (listed in ``marked``, counted in ``state[9]``), and the tree takes
 the marked variables' new largest before it is read.
 
+The reduced costs and the sum of the maxima are kept up to date table by
+table, and drift by a rounding at each update.  So after as many updates as
+there are incidences of variables in tables (at least ``_RESUM_AFTER``;
+counted in ``state[11]``) they are summed afresh from the tables' maxima, and
+a value or a bound within ``_NEAR`` (relative) of the floor is decided on
+sums made afresh.  The margin need only cover that bounded drift, and a
+narrow one matters: once the gap between the bound and the incumbent is
+nearly closed, nearly every value's bound lies within a wide margin of the
+floor, and every one would be summed again at every round.
+
 The class calls four entry points: :func:`floor_of`, :func:`rescan_all`,
 :func:`root_propagate` and :func:`depth_first`.
 """
@@ -39,8 +49,10 @@ from .table_maxima import may_lower, scan_maxima, set_maximum
 __all__ = ["floor_of", "rescan_all", "root_propagate", "depth_first"]
 
 # A value whose bound comes this close (relative) to the floor has its reduced
-# cost summed again before it is removed: the sums kept up to date drift
-_NEAR = 1e-7
+# cost summed again before it is removed: the sums kept up to date drift, by
+# about 1e-12 of their terms' size between two sums afresh (see the module)
+_NEAR = 1e-9
+_RESUM_AFTER = 4096
 # What a failure adds to its variable's weight when values or bounds that tie
 # with the incumbent (within its slack) had a part in it.  Ties are no conflict:
 # where they are most failures (weighted CSPs, whose costs take few levels)
@@ -191,31 +203,50 @@ def _total(exact, tmax, finite, infinite):
 
 
 @nb.njit(cache=True, _nrt=False)
-def rescan_all(count, state, static, work):
-    """Every table's maxima, every reduced cost and the tree of the largest
-    computed afresh."""
-    ptr, var, stride, offset, _, values, arity, inc_ptr, _, k_of_slot = static
-    dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
-    finite, infinite, digit = work[12], work[13], work[14]
-    dirty, marked, seg = work[15], work[16], work[17]
-    supp, tsupp, old = work[21], work[22], work[23]
-    tmax[:] = 0.0
-    red[:] = 0.0
-    infs[:] = 0
-    finite[0] = 0.0
-    infinite[0] = 0
-    for t in range(count):
-        scan_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, finite,
-                    infinite, digit, supp, tsupp, old[:0])
-        _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
+def _resum(state, arity, inc_ptr, inc_table, tmax, mm, red, infs, finite, infinite, dom, dsize,
+           dirty, seg):
+    """Every reduced cost and the sum of the maxima summed afresh from the
+    tables' maxima, and the tree of the largest costs rebuilt."""
+    for y in range(arity.shape[0]):
+        for b in range(arity[y]):
+            red[y, b] = 0.0
+            infs[y, b] = 0
+        for k in range(inc_ptr[y], inc_ptr[y + 1]):
+            top = tmax[inc_table[k]]
+            for b in range(arity[y]):
+                if mm[k, b] == -np.inf:
+                    infs[y, b] += 1
+                else:
+                    red[y, b] += top - mm[k, b]
+    _total(True, tmax, finite, infinite)
     dirty[:] = False
     state[9] = 0
+    state[11] = 0
     leaves = seg.shape[0] // 2
     seg[:] = -np.inf
     for y in range(arity.shape[0]):
         seg[leaves + y] = _largest_cost(y, dom, dsize, red, infs, arity, inc_ptr)
     for at in range(leaves - 1, 0, -1):
         seg[at] = max(seg[2 * at], seg[2 * at + 1])
+
+
+@nb.njit(cache=True, _nrt=False)
+def rescan_all(count, state, static, work):
+    """Every table's maxima, every reduced cost and the tree of the largest
+    computed afresh."""
+    ptr, var, stride, offset, _, values, arity, inc_ptr, inc_table, k_of_slot = static
+    dom, dsize, tmax, mm, red, infs = work[0], work[1], work[3], work[4], work[5], work[6]
+    finite, infinite, digit = work[12], work[13], work[14]
+    dirty, seg = work[15], work[17]
+    supp, tsupp, old = work[21], work[22], work[23]
+    tmax[:] = 0.0
+    finite[0] = 0.0
+    infinite[0] = 0
+    for t in range(count):
+        scan_maxima(t, ptr, var, stride, offset, values, arity, k_of_slot, dom, tmax, mm, finite,
+                    infinite, digit, supp, tsupp, old[:0])
+    _resum(state, arity, inc_ptr, inc_table, tmax, mm, red, infs, finite, infinite, dom, dsize,
+           dirty, seg)
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -268,6 +299,7 @@ def _undo(marks, state, ptr, var, arity, k_of_slot, dom, dsize, tmax, mm, red, i
         f -= 1
         set_maximum(t, ftrail[f], tmax, finite, infinite)
         _account(t, 1, state, ptr, var, arity, k_of_slot, tmax, mm, red, infs, dirty, marked)
+        state[11] += 1
         stamp[t] = -1
     state[6] = f
 
@@ -345,6 +377,10 @@ def _propagate(state, scalars, target, start, ptr, var, stride, offset, values, 
         start = end
         for i in range(rescanned):
             stamp[touched[i]] = state[7]
+        state[11] += rescanned
+        if state[11] >= max(_RESUM_AFTER, inc_table.shape[0]):
+            _resum(state, arity, inc_ptr, inc_table, tmax, mm, red, infs, finite, infinite, dom,
+                   dsize, dirty, seg)
         total = _total(False, tmax, finite, infinite)
         if not total > floor + margin:
             total = _total(True, tmax, finite, infinite)
