@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from twlib import datasets, graphs, metrics
-from twlib.errors import BudgetExceeded
+from twlib.errors import BudgetExceeded, ZeroEvidenceError
 from twlib.inference import most_probable_explanation, posterior_marginals
 from twlib.io import uai
 
@@ -188,6 +188,10 @@ def main_map(args):
                        twlib=float(model.log_values([ours])[0]), bound=res.bound)
         except BudgetExceeded as exc:
             row.update(method="refused", status="refused", note=str(exc))
+        except ZeroEvidenceError as exc:
+            # a proof that no assignment has non-zero probability, not an optimum
+            row.update(method="no non-zero assignment", status="infeasible",
+                       seconds=time.perf_counter() - start, note=str(exc))
         row["reference"] = float(model.log_values([reference])[0])
         if peer:
             found = (toulbar2_finish(handle) if handle is not None
