@@ -6,10 +6,14 @@ single MPE needs neither.  Here each clique's log-table is made, leaves
 first, from its factors and its children's messages in one walk
 (:func:`~twlib.inference.table_walk.sum_factors`), maximised onto the
 separator to its parent in a second (:func:`~twlib.inference.table_walk.max_out`),
-which keeps for each separator entry the table entry that reaches it, and
-then dropped.  The assignment is read back down from the root's best entry.
-The memory is the largest clique table plus the messages, not the sum of the
-tables, and each table is walked twice.
+and then dropped.  The assignment is read back down from the root: given its
+separator's states, a clique's best states are those of the few entries
+left, summed again from its factors and children's messages
+(:func:`~twlib.inference.table_walk.best_trailing_states`), so the pass keeps
+no best entry per separator entry, which would double its memory; only
+cliques with many entries per separator entry keep them.  The memory is the
+largest clique table plus the messages, not the sum of the tables, and each
+table is walked twice.
 """
 from __future__ import annotations
 
@@ -24,9 +28,14 @@ from ..graphs import clique_tree, elimination_order
 from .costs import check_memory_budget
 from .evidence import evidence_indices
 from .results import MPEResult
-from .table_walk import max_out, sum_factors
+from .table_walk import best_trailing_states, max_out, sum_factors
 
 __all__ = ["max_sum_mpe"]
+
+# a clique with more entries than this per entry of its separator keeps its
+# best entries through the pass (its separator is small beside its table):
+# summing them again on the way down costs more than the walk there did
+KEPT_ABOVE_ENTRIES = 256
 
 
 def max_sum_mpe(model, evidence=None, *, order=None, max_memory_gb: float = 4.0) -> MPEResult:
@@ -59,13 +68,13 @@ def max_sum_mpe(model, evidence=None, *, order=None, max_memory_gb: float = 4.0)
     cliques, edges = clique_tree(graph, list(order))
     layout = _layout([[index[v] for v in c] for c in cliques], edges, arity,
                      model.flat_log_tables(), {index[v]: s for v, s in observed.items()})
-    # the largest table, the logs with the messages after them, the messages' best entries
-    need = 8 * (layout["largest"] + layout["message_from"] + 2 * layout["messages"]) / 2**30
+    # the largest table, the logs with the messages after them
+    need = 8 * (layout["largest"] + layout["message_from"] + layout["messages"]) / 2**30
     if need > max_memory_gb:
         raise MemoryBudgetExceeded(
             f"the max-sum pass over {model.name!r} needs about {need:.3g} GiB (largest clique "
             f"table {layout['largest']:.3g} entries), over the budget of {max_memory_gb} GiB")
-    logs = np.concatenate([layout["logs"], np.zeros(layout["messages"])])
+    logs = np.concatenate([layout["logs"], np.full(layout["messages"], -np.inf)])
     states = np.zeros(len(model.variables), dtype=np.int64)
     if not _max_sum_pass(logs, layout["message_from"], layout["cvar_ptr"],
                          layout["cvar"], layout["ccard"], layout["up"], layout["f_ptr"],
@@ -154,25 +163,36 @@ def _layout(cliques, edges, arity, tab, observed) -> dict:
 def _max_sum_pass(logs, message_from, cvar_ptr, cvar, ccard, up, f_ptr, f_off, row_ptr, rows,
                   sep_off, table, states):
     """Max-sum up the tree of :func:`_layout`, leaves first, into the message
-    room of ``logs`` (the root's peak first), then the best states down from
-    the root into ``states``; False when the peak is ``-inf``.  ``table``
-    holds the largest clique table.  The walks are compiled; the loop over
-    the cliques is not, which saves compiling them again inside it (seconds
-    on a cold cache) for a few microseconds a clique."""
+    room of ``logs`` (``-inf`` before; the root's peak first), then the best
+    states down from the root into ``states``; False when the peak is
+    ``-inf``.  ``table`` holds the largest clique table.  The walks are
+    compiled; the loop over the cliques is not, which saves compiling them
+    again inside it (seconds on a cold cache) for a few microseconds a
+    clique."""
     messages = logs[message_from:]
-    best = np.full(messages.shape[0], -1, dtype=np.int64)
-    none = f_off[:0]
+    none, unkept = f_off[:0], f_off[:0]
+    kept = {}
     for t in range(len(cvar_ptr) - 2, -1, -1):
         c0, c1 = cvar_ptr[t], cvar_ptr[t + 1]
         sum_factors(table, ccard, c0, c1 - c0, rows[row_ptr[t]:row_ptr[t + 1]],
                     f_ptr[t + 1] - f_ptr[t], logs, f_off[f_ptr[t]:f_ptr[t + 1]])
-        max_out(table, 0, ccard, c0, c1 - c0, up[c0:c1], 0, logs, none, messages, best,
-                sep_off[t])
+        s0, s1 = int(sep_off[t]), int(sep_off[t + 1])
+        if t == 0 or math.prod(ccard[c0:c1].tolist()) > KEPT_ABOVE_ENTRIES * (s1 - s0):
+            kept[t] = np.full(s1 - s0, -1, dtype=np.int64)
+            max_out(table, 0, ccard, c0, c1 - c0, up[c0:c1], 0, logs, none, messages[s0:s1],
+                    kept[t], 0)
+        else:
+            max_out(table, 0, ccard, c0, c1 - c0, up[c0:c1], 0, logs, none, messages, unkept, s0)
     if messages[sep_off[0]] == -np.inf:
         return False
     for t in range(len(cvar_ptr) - 1):
         c0, c1 = cvar_ptr[t], cvar_ptr[t + 1]
-        # the separator's entry, from the states decoded above
-        entry = best[sep_off[t] + int(states[cvar[c0:c1]] @ up[c0:c1])]
-        states[cvar[c0:c1]] = np.unravel_index(entry, ccard[c0:c1])
+        if t in kept:
+            # the separator's entry, from the states decoded above
+            entry = kept[t][int(states[cvar[c0:c1]] @ up[c0:c1])]
+            states[cvar[c0:c1]] = np.unravel_index(entry, ccard[c0:c1])
+        else:
+            best_trailing_states(states, cvar, ccard, c0, c1 - c0,
+                                 np.count_nonzero(up[c0:c1]), rows[row_ptr[t]:row_ptr[t + 1]],
+                                 f_ptr[t + 1] - f_ptr[t], logs, f_off[f_ptr[t]:f_ptr[t + 1]])
     return True

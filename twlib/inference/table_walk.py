@@ -24,8 +24,8 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["fan_out", "fan_out_observed", "max_out", "add_factor", "sum_factors",
-           "summed_tables"]
+__all__ = ["fan_out", "fan_out_observed", "max_out", "best_trailing_states", "add_factor",
+           "sum_factors", "summed_tables"]
 
 
 _BLOCK = 64     # entries the innermost axes of a table span at least, walked by offset tables
@@ -223,7 +223,8 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
     """Max-sum's :func:`fan_out`: ``x = src[base + e]`` plus the ``F`` factors
     (logs), and per entry ``s`` of the one target (row ``F``) the largest ``x``
     that maps to it into ``out[o0 + s]``, the entry reaching it into
-    ``best[o0 + s]`` (the lowest among ties)."""
+    ``best[o0 + s]`` (the lowest among ties).  An empty ``best`` records no
+    entries; ``out`` must then hold ``-inf`` where the target's entries go."""
     q, B, inner, size, acc, digits = blocks(ccard, c0, m, rows, F + 1)
     flat = flat_rows(inner, F)
     z = run_length(ccard, c0, m, rows, F, q)
@@ -234,6 +235,7 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
         if rows[F * m + j] == 0:
             lacked *= ccard[c0 + j]
     once = lacked == z
+    record = best.shape[0] > 0
     x = np.empty(B)
     uB = np.uint64(B)
     for e in range(0, size, B):
@@ -251,13 +253,50 @@ def max_out(src, base, ccard, c0, m, rows, F, factors, f_off, out, best, o0):
         for b0 in range(0, B, z):
             top = run_max(x, b0, z)
             s = at + np.int64(inner[F, b0])
-            if once or best[s] < 0 or top > out[s]:
+            if not record:
+                if once or top > out[s]:
+                    out[s] = top
+            elif once or best[s] < 0 or top > out[s]:
                 where = b0
                 while x[where] < top:                 # the first entry reaching the maximum
                     where += 1
                 out[s] = top
                 best[s] = e + where
         carry(digits, acc, ccard, c0, q, m, rows, F + 1)
+
+
+@nb.njit(cache=True)
+def best_trailing_states(states, cvar, ccard, c0, m, shared, rows, F, factors, f_off):
+    """The states of a clique's trailing variables that, with the states of
+    its ``shared`` leading ones already in ``states``, give the largest sum of
+    its ``F`` factors (logs; ``rows[f * m + j]`` axis ``j``'s stride in factor
+    ``f``, ``f_off[f]`` its first entry in ``factors``), the lowest entry among
+    ties, into ``states``.  This reads a max-sum pass back down without the
+    best entries :func:`max_out` can keep for every separator entry: a few
+    entries a clique instead."""
+    digits = np.empty(m, dtype=np.int64)
+    for j in range(shared):
+        digits[j] = states[cvar[c0 + j]]
+    lacked = 1
+    for j in range(shared, m):
+        lacked *= ccard[c0 + j]
+    top, chosen = -np.inf, 0
+    for k in range(lacked):
+        rest = k
+        for j in range(m - 1, shared - 1, -1):
+            digits[j] = rest % ccard[c0 + j]
+            rest //= ccard[c0 + j]
+        value = 0.0
+        for f in range(F):
+            at = f_off[f]
+            for j in range(m):
+                at += digits[j] * rows[f * m + j]
+            value += factors[at]
+        if value > top:
+            top, chosen = value, k
+    for j in range(m - 1, shared - 1, -1):
+        states[cvar[c0 + j]] = chosen % ccard[c0 + j]
+        chosen //= ccard[c0 + j]
 
 
 @nb.njit(cache=True, fastmath={"nnan"})
