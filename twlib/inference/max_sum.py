@@ -74,7 +74,10 @@ def max_sum_mpe(model, evidence=None, *, order=None, max_memory_gb: float = 4.0)
         raise MemoryBudgetExceeded(
             f"the max-sum pass over {model.name!r} needs about {need:.3g} GiB (largest clique "
             f"table {layout['largest']:.3g} entries), over the budget of {max_memory_gb} GiB")
-    logs = np.concatenate([layout["logs"], np.full(layout["messages"], -np.inf)])
+    # one allocation, each page of it touched once
+    logs = np.empty(layout["message_from"] + layout["messages"])
+    logs[:layout["message_from"]] = layout["logs"]
+    logs[layout["message_from"]:] = -np.inf
     states = np.zeros(len(model.variables), dtype=np.int64)
     if not _max_sum_pass(logs, layout["message_from"], layout["cvar_ptr"],
                          layout["cvar"], layout["ccard"], layout["up"], layout["f_ptr"],
